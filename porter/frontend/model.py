@@ -1,0 +1,320 @@
+"""The typed model rules and translators consume. Built once per file from libclang; nothing downstream touches
+libclang. Node is our own light AST over the file's own cursors (system/shim headers are pruned)."""
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from porter.frontend import clangext
+
+# Implicit nodes that only wrap one child with the same extent.
+_TRANSPARENT = {"UNEXPOSED_EXPR"}
+BUILTIN_VARS = {"threadIdx", "blockIdx", "blockDim", "gridDim"}
+WARP_INTRINSICS = {
+    "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync", "__shfl", "__shfl_up", "__shfl_down",
+    "__shfl_xor", "__ballot_sync", "__ballot", "__any_sync", "__all_sync", "__any", "__all", "__activemask",
+    "__match_any_sync", "__match_all_sync", "__syncwarp", "__reduce_add_sync", "__reduce_min_sync",
+    "__reduce_max_sync", "__lanemask_lt"}
+BARRIERS = {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or"}
+
+
+class Node:
+    __slots__ = ("kind", "spelling", "start", "end", "children", "parent", "_cursor", "_op", "_value", "_type",
+                 "ref", "ref_kind", "ref_name", "model", "_evaluated")
+
+    def __init__(self, kind, spelling, start, end, cursor, model):
+        self.kind = kind
+        self.spelling = spelling
+        self.start = start
+        self.end = end
+        self.children: list[Node] = []
+        self.parent: Node | None = None
+        self._cursor = cursor
+        self._op = None
+        self._value = None
+        self._evaluated = False
+        self._type = None
+        self.ref: Node | None = None        # referenced declaration when it is in this file
+        self.ref_kind: str | None = None    # kind of the referenced declaration (anywhere)
+        self.ref_name: str | None = None
+        self.model = model
+
+    def __repr__(self):
+        return f"<{self.kind} {self.spelling!r} @{self.start}:{self.end}>"
+
+    # --- lazily computed facts (cost only paid when a rule asks) ---
+    @property
+    def op(self) -> str:
+        if self._op is None:
+            if self.kind in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR"):
+                self._op = clangext.binary_op(self._cursor)
+            elif self.kind == "UNARY_OPERATOR":
+                self._op = clangext.unary_op(self._cursor)
+            else:
+                self._op = ""
+        return self._op
+
+    @property
+    def value(self):
+        """Folded constant (through #define, constexpr, const, enums, arithmetic) or None."""
+        if not self._evaluated:
+            self._evaluated = True
+            if self.kind.endswith("_EXPR") or self.kind.endswith("_LITERAL") or self.kind.endswith("OPERATOR"):
+                self._value = clangext.evaluate(self._cursor)
+        return self._value
+
+    @property
+    def type(self) -> str:
+        if self._type is None:
+            self._type = self._cursor.type.spelling
+        return self._type
+
+    @property
+    def canonical_type(self):
+        return self._cursor.type.get_canonical()
+
+    def type_size(self) -> int | None:
+        s = self._cursor.type.get_size()
+        return s if s > 0 else None
+
+    @property
+    def text(self) -> str:
+        return self.model.source.slice(self.start, self.end)
+
+    @property
+    def macro(self) -> str | None:
+        """Name of the macro whose expansion this node comes from, if any."""
+        return self.model.macro_at(self.start, self.end)
+
+    @property
+    def spelled_here(self) -> bool:
+        """True when the node's text is written in the file (not produced by a macro expansion)."""
+        return self.model.macro_at(self.start, self.end) is None
+
+    # --- navigation ---
+    def walk(self) -> Iterator["Node"]:
+        stack = [self]
+        while stack:
+            n = stack.pop()
+            yield n
+            stack.extend(reversed(n.children))
+
+    def ancestors(self) -> Iterator["Node"]:
+        p = self.parent
+        while p is not None:
+            yield p
+            p = p.parent
+
+    def enclosing(self, *kinds) -> "Node | None":
+        for a in self.ancestors():
+            if a.kind in kinds:
+                return a
+        return None
+
+    @property
+    def strip(self) -> "Node":
+        """Skip parentheses and casts to the expression that carries the value."""
+        n = self
+        while n.kind in ("PAREN_EXPR", "CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR", "CXX_FUNCTIONAL_CAST_EXPR") \
+                and n.children:
+            n = n.children[-1]
+        return n
+
+    def builtin(self) -> tuple[str, str] | None:
+        """('threadIdx', 'x') for threadIdx.x and friends."""
+        n = self.strip
+        if n.kind == "MEMBER_REF_EXPR" and n.children:
+            base = n.children[0].strip
+            if base.kind == "DECL_REF_EXPR" and base.spelling in BUILTIN_VARS and base.ref is None:
+                return base.spelling, n.spelling
+        return None
+
+    def is_warp_size(self) -> bool:
+        n = self.strip
+        return n.kind == "DECL_REF_EXPR" and n.spelling == "warpSize" and n.ref is None
+
+    @property
+    def callee(self) -> str:
+        return self.spelling if self.kind == "CALL_EXPR" else ""
+
+    def args(self) -> list["Node"]:
+        """Call arguments (children after the callee reference)."""
+        if self.kind != "CALL_EXPR":
+            return []
+        ch = self.children
+        if ch and ch[0].kind in ("DECL_REF_EXPR", "MEMBER_REF_EXPR", "OVERLOADED_DECL_REF") and \
+                ch[0].spelling == self.spelling:
+            return ch[1:]
+        return ch
+
+
+@dataclass
+class Param:
+    name: str
+    type: str
+    is_pointer: bool
+    pointee: str | None
+    const_pointee: bool
+    node: Node
+
+
+@dataclass
+class SharedArray:
+    name: str
+    dims: list[int | None]          # None: unknown / extern
+    elem_type: str
+    elem_size: int | None
+    extern: bool
+    node: Node
+    function: "Function | None"
+    volatile: bool = False
+
+    @property
+    def size_bytes(self) -> int | None:
+        if self.extern or self.elem_size is None or any(d is None for d in self.dims):
+            return None
+        total = self.elem_size
+        for d in self.dims:
+            total *= d
+        return total
+
+
+@dataclass
+class LaunchSite:
+    kernel: str
+    node: Node
+    grid: Node | None
+    block: Node | None
+    shmem: Node | None
+    stream: Node | None
+    args: list[Node]
+    function: "Function | None"
+
+
+@dataclass
+class Function:
+    name: str
+    node: Node
+    kind: str                        # global | device | host | host_device
+    params: list[Param]
+    body: Node | None
+    is_template: bool
+    launch_bounds: list[Node] = field(default_factory=list)
+
+    @property
+    def is_kernel(self) -> bool:
+        return self.kind == "global"
+
+    @property
+    def is_device_code(self) -> bool:
+        return self.kind in ("global", "device", "host_device")
+
+
+@dataclass
+class Token:
+    start: int
+    end: int
+    spelling: str
+    kind: str      # PUNCTUATION KEYWORD IDENTIFIER LITERAL COMMENT
+
+
+class FileModel:
+    """Everything known about one parsed file."""
+
+    def __init__(self, source, tu, errors, options=None):
+        self.source = source
+        self.tu = tu
+        self.errors = errors
+        self.options = options
+        self.path = source.path
+        self.roots: list[Node] = []
+        self.decls: dict = {}
+        self.macro_defs: dict[str, tuple[int, int]] = {}
+        self.macro_uses: list[tuple[int, int, str]] = []
+        self._macro_starts: list[int] = []
+        self.functions: list[Function] = []
+        self.shared: list[SharedArray] = []
+        self.launches: list[LaunchSite] = []
+        self._tokens: list[Token] | None = None
+
+    # --- macros ---
+    def macro_at(self, start: int, end: int) -> str | None:
+        i = bisect.bisect_right(self._macro_starts, start) - 1
+        while i >= 0:
+            ms, me, name = self.macro_uses[i]
+            if ms <= start and end <= me:
+                return name
+            if me < start and i < len(self.macro_uses) - 1:
+                break
+            i -= 1
+        return None
+
+    def macro_value(self, name: str):
+        """Constant a `#define NAME <expr>` folds to, found through a use of it, else None."""
+        for ms, me, n in self.macro_uses:
+            if n == name:
+                for node in self.nodes_in(ms, me):
+                    if node.start == ms and node.end == me and node.value is not None:
+                        return node.value
+        return None
+
+    def nodes_in(self, start: int, end: int) -> Iterator[Node]:
+        for r in self.roots:
+            if r.end < start or r.start > end:
+                continue
+            for n in r.walk():
+                if n.start >= start and n.end <= end:
+                    yield n
+
+    # --- tokens of the file itself (for comments and exact spelling) ---
+    @property
+    def tokens(self) -> list[Token]:
+        if self._tokens is None:
+            import clang.cindex as ci
+            ext = self.tu.get_extent(self.tu.spelling, (0, len(self.source.data)))
+            self._tokens = [Token(t.extent.start.offset, t.extent.end.offset, t.spelling, t.kind.name)
+                            for t in self.tu.get_tokens(extent=ext)]
+        return self._tokens
+
+    def tokens_between(self, start: int, end: int) -> list[Token]:
+        toks = self.tokens
+        i = bisect.bisect_left([t.start for t in toks], start)
+        out = []
+        while i < len(toks) and toks[i].start < end:
+            out.append(toks[i])
+            i += 1
+        return out
+
+    # --- queries rules share ---
+    def all_nodes(self) -> Iterator[Node]:
+        for r in self.roots:
+            yield from r.walk()
+
+    def function_of(self, node: Node) -> Function | None:
+        fn = node.enclosing("FUNCTION_DECL", "FUNCTION_TEMPLATE", "CXX_METHOD")
+        if fn is None:
+            return None
+        for f in self.functions:
+            if f.node is fn:
+                return f
+        return None
+
+    @property
+    def kernels(self) -> list[Function]:
+        return [f for f in self.functions if f.is_kernel]
+
+    def calls(self, names=None, device_only=False) -> Iterator[Node]:
+        for n in self.all_nodes():
+            if n.kind == "CALL_EXPR" and (names is None or n.spelling in names):
+                if device_only:
+                    f = self.function_of(n)
+                    if f is None or not f.is_device_code:
+                        continue
+                yield n
+
+    def shared_by_name(self, name: str, function: Function | None) -> SharedArray | None:
+        for s in self.shared:
+            if s.name == name and (s.function is None or function is None or s.function is function):
+                return s
+        return None

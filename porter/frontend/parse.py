@@ -1,0 +1,138 @@
+"""libclang front door: flags, the CUDA shim, compile_commands.json, and error collection.
+
+Two header modes: "light" (default) uses -nostdinc with our own stubs, which keeps a pre-commit run fast;
+"full" uses the system's C/C++ headers (slower, exact)."""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SHIM_DIR = Path(__file__).resolve().parent / "shim"
+SHIM_HEADER = SHIM_DIR / "cuda_shim.h"
+STUB_INCLUDE = SHIM_DIR / "include"
+
+_index = None
+
+
+def _cindex():
+    import clang.cindex as ci
+    return ci
+
+
+def index():
+    global _index
+    if _index is None:
+        _index = _cindex().Index.create()
+    return _index
+
+
+@dataclass
+class ParseOptions:
+    include_dirs: list[str] = field(default_factory=list)
+    defines: list[str] = field(default_factory=list)
+    extra_args: list[str] = field(default_factory=list)
+    compile_commands: str | None = None      # path to compile_commands.json or its directory
+    header_mode: str = "light"               # light | full
+    language: str = "cuda"                   # cuda for .cu/.cuh/.h/.cpp when asked
+
+
+@dataclass
+class ClangError:
+    message: str
+    offset: int | None
+    line: int
+    column: int
+    category: str
+    severity: int          # 3 error, 4 fatal
+    file: str | None
+
+
+# nvcc-only flags that clang rejects; dropped when reading compile_commands.json
+_NVCC_WITH_ARG = {"-gencode", "--generate-code", "-arch", "--gpu-architecture", "-code", "--gpu-code",
+                  "-ccbin", "--compiler-bindir", "-Xcompiler", "-Xptxas", "-Xlinker", "-Xcudafe", "--maxrregcount",
+                  "-maxrregcount", "-rdc", "--relocatable-device-code", "-o", "--output-file", "-x", "-MF", "-MT"}
+_NVCC_FLAGS = {"--use_fast_math", "-use_fast_math", "--expt-relaxed-constexpr", "--expt-extended-lambda",
+               "--extended-lambda", "-lineinfo", "--ptxas-options", "-G", "-c", "--compile", "-dc", "-MD", "-MMD",
+               "--keep", "-Wno-deprecated-gpu-targets", "--resource-usage"}
+
+
+def _clean_flags(args: list[str]) -> list[str]:
+    """Keep -I/-D/-U/-std/-include flags from a compile command; drop nvcc-specific ones."""
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+            continue
+        if a in _NVCC_WITH_ARG:
+            skip = True
+            continue
+        if a in _NVCC_FLAGS or a.startswith(("-gencode=", "-arch=", "--gpu-architecture=", "-code=", "-Xcompiler=",
+                                             "--ptxas-options=", "-maxrregcount=", "--maxrregcount=", "-ccbin=",
+                                             "--std=", "-O", "-W", "-f", "-m", "-g")):
+            continue
+        if a.startswith(("-I", "-D", "-U", "-isystem", "-std=", "-include")):
+            out.append(a)
+    return out
+
+
+def flags_from_compile_commands(path: str, source: str) -> list[str]:
+    p = Path(path)
+    if p.is_dir():
+        p = p / "compile_commands.json"
+    try:
+        entries = json.loads(p.read_text())
+    except (OSError, ValueError):
+        return []
+    target = os.path.realpath(source)
+    for e in entries:
+        f = os.path.realpath(os.path.join(e.get("directory", "."), e.get("file", "")))
+        if f != target:
+            continue
+        args = e.get("arguments") or shlex.split(e.get("command", ""))
+        d = e.get("directory", ".")
+        cleaned = []
+        for a in _clean_flags(args[1:]):
+            if a.startswith("-I") and len(a) > 2 and not os.path.isabs(a[2:]):
+                a = "-I" + os.path.join(d, a[2:])
+            cleaned.append(a)
+        return cleaned
+    return []
+
+
+def clang_args(path: str, opts: ParseOptions) -> list[str]:
+    args = ["-x", "cuda", "--cuda-gpu-arch=sm_80", "-nocudainc", "-nocudalib", "--cuda-path=/nonexistent-cuda",
+            "-std=c++17", "-Wno-unknown-cuda-version", "-Wno-everything", "-ferror-limit=50",
+            "-include", str(SHIM_HEADER)]
+    if opts.header_mode == "light":
+        args += ["-nostdinc", "-nostdinc++", "-isystem", str(STUB_INCLUDE)]
+    else:
+        args += ["-isystem", str(STUB_INCLUDE / "cuda_only")]
+    if opts.compile_commands:
+        args += flags_from_compile_commands(opts.compile_commands, path)
+    args += [f"-I{d}" for d in opts.include_dirs]
+    args += [f"-D{d}" for d in opts.defines]
+    args += list(opts.extra_args)
+    return args
+
+
+def parse(path: str, data: bytes, opts: ParseOptions | None = None):
+    """Parse `data` as the contents of `path`. Returns (tu, errors). Never raises for bad source."""
+    ci = _cindex()
+    opts = opts or ParseOptions()
+    flags = (ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD |
+             ci.TranslationUnit.PARSE_INCOMPLETE |
+             getattr(ci.TranslationUnit, "PARSE_KEEP_GOING", 0x200))
+    name = os.path.abspath(path)
+    tu = index().parse(name, args=clang_args(path, opts), unsaved_files=[(name, data)], options=flags)
+    errors = []
+    for d in tu.diagnostics:
+        if d.severity < 3:
+            continue
+        loc = d.location
+        f = loc.file.name if loc.file else None
+        errors.append(ClangError(d.spelling, loc.offset if f == name else None, loc.line, loc.column,
+                                 d.category_name or "", d.severity, f))
+    return tu, errors

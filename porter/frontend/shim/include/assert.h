@@ -1,0 +1,3 @@
+/* cuport light-mode stub: declarations live in cuda_shim.h */
+#pragma once
+#define assert(x) ((void)(x))

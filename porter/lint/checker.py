@@ -1,0 +1,138 @@
+"""One parse, one model, every enabled rule; then suppressions. Also the fix loop (ruff's: apply, re-parse, repeat)."""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+
+from porter.diagnostics import Applicability, Diagnostic
+from porter.frontend.build import build_model
+from porter.frontend.parse import ParseOptions
+from porter.lint.context import LintContext
+from porter.lint.registry import RULES
+from porter.source import SourceFile, apply_edits, select_edits
+
+# clang diagnostic categories that mean the code itself is malformed. Semantic errors ("use of undeclared
+# identifier") are expected without a CUDA toolkit or a project's library headers, so they are not CP000.
+_SYNTAX_CATEGORIES = {"Parse Issue", "Lexical or Preprocessor Issue"}
+
+
+@dataclass
+class LintResult:
+    path: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    source: SourceFile | None = None
+    parse_errors: int = 0
+
+
+def parse_error_diagnostics(model, ctx: LintContext) -> int:
+    count = 0
+    size = len(model.source.data)
+    for e in model.errors:
+        if e.category not in _SYNTAX_CATEGORIES or "file not found" in e.message:
+            continue
+        count += 1
+        if e.offset is not None:
+            start = min(e.offset, size)
+            msg = e.message
+        else:
+            start = 0
+            msg = f"{e.message} (in {e.file}:{e.line}:{e.column})"
+        ctx.report("CP000", (start, start), f"parse error: {msg}")
+    return count
+
+
+def syntax_error_count(model) -> int:
+    return sum(1 for e in model.errors if e.category in _SYNTAX_CATEGORIES and "file not found" not in e.message)
+
+
+def run_rules(model, enabled: set[str], settings=None) -> list[Diagnostic]:
+    ctx = LintContext(model, settings)
+    if "CP000" in enabled:
+        parse_error_diagnostics(model, ctx)
+    for code in sorted(enabled):
+        if code in ("CP000", "CP001", "CP002"):
+            continue
+        mod = RULES[code].module
+        try:
+            mod.check(ctx)
+        except Exception as exc:  # a rule bug must not lose the other findings
+            if getattr(sys, "_cuport_raise", False):
+                raise
+            print(f"cuport: internal error in {code} on {model.path}: {type(exc).__name__}: {exc}", file=sys.stderr)
+    return ctx.diagnostics
+
+
+def lint_source(source: SourceFile, settings=None, parse_options: ParseOptions | None = None,
+                ignore_noqa: bool = False, enabled: set[str] | None = None) -> LintResult:
+    if enabled is None:
+        enabled = settings.enabled_codes(source.path) if settings is not None else set(RULES) - {"CP001", "CP002"}
+    model = build_model(source, parse_options or _options_from(settings))
+    diags = run_rules(model, enabled, settings)
+    for d in diags:
+        source.locate(d)
+    if not ignore_noqa:
+        from porter.lint.suppress import Suppressions
+        sup = Suppressions.parse(source.text)
+        diags = [d for d in diags if not sup.is_suppressed(d.code, d.row)]
+        extra = []
+        if "CP001" in enabled:
+            extra += sup.unused(source.path)
+        if "CP002" in enabled:
+            extra += sup.unknown(source.path)
+        for d in extra:
+            source.locate(d)
+        diags += extra
+    diags.sort(key=Diagnostic.sort_key)
+    return LintResult(source.path, diags, source, syntax_error_count(model))
+
+
+def _options_from(settings) -> ParseOptions:
+    if settings is None:
+        return ParseOptions()
+    return ParseOptions(include_dirs=list(getattr(settings, "include_dirs", []) or []),
+                        defines=list(getattr(settings, "defines", []) or []),
+                        extra_args=list(getattr(settings, "extra_args", []) or []),
+                        compile_commands=getattr(settings, "compile_commands", None),
+                        header_mode=getattr(settings, "header_mode", "light") or "light")
+
+
+@dataclass
+class FixOutcome:
+    text: str
+    fixed: dict[str, int]
+    result: LintResult
+    refused: str | None = None     # why a fix round was rolled back
+
+
+def applicable(d: Diagnostic, unsafe: bool) -> bool:
+    if d.fix is None or d.fix.applicability == Applicability.DISPLAY_ONLY:
+        return False
+    return d.fix.applicability == Applicability.SAFE or unsafe
+
+
+def fix_source(source: SourceFile, settings=None, parse_options=None, unsafe: bool = False,
+               enabled: set[str] | None = None, max_rounds: int = 10) -> FixOutcome:
+    """Apply fixes until none apply. A round whose output adds parse errors is rolled back (never write code
+    that no longer parses)."""
+    fixed: dict[str, int] = {}
+    current = source
+    result = lint_source(current, settings, parse_options, enabled=enabled)
+    refused = None
+    for _ in range(max_rounds):
+        cands = [d for d in result.diagnostics if applicable(d, unsafe)]
+        if not cands:
+            break
+        edits = select_edits([list(d.fix.edits) for d in cands])
+        taken = [d for d in cands if all(e in edits for e in d.fix.edits)]
+        new_data = apply_edits(current.data, edits)
+        if new_data == current.data:
+            break
+        candidate = SourceFile(current.path, new_data.decode("utf-8"))
+        new_result = lint_source(candidate, settings, parse_options, enabled=enabled)
+        if new_result.parse_errors > result.parse_errors:
+            refused = "a fix produced code that no longer parses; it was not applied"
+            break
+        for d in taken:
+            fixed[d.code] = fixed.get(d.code, 0) + 1
+        current, result = candidate, new_result
+    return FixOutcome(current.text, fixed, result, refused)

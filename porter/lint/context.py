@@ -1,0 +1,43 @@
+"""What a rule sees: the file model, the shared analysis, settings, and a report() helper."""
+from __future__ import annotations
+
+from porter.diagnostics import Applicability, Diagnostic, Edit, Fix
+from porter.frontend.affine import analysis
+from porter.lint.registry import RULES
+
+
+class LintContext:
+    def __init__(self, model, settings=None):
+        self.model = model
+        self.source = model.source
+        self.settings = settings
+        self.diagnostics: list[Diagnostic] = []
+        self._an = None
+
+    @property
+    def analysis(self):
+        if self._an is None:
+            self._an = analysis(self.model)
+        return self._an
+
+    def report(self, code: str, at, message: str, fix: Fix | None = None, **extra) -> Diagnostic:
+        """Report at a Node or a (start, end) offset pair."""
+        start, end = (at.start, at.end) if hasattr(at, "start") else at
+        info = RULES[code]
+        d = Diagnostic(code=code, message=message, filename=self.source.path, start=start, end=end, fix=fix,
+                       severity=info.level, name=info.name, url=info.url, extra=extra)
+        self.diagnostics.append(d)
+        return d
+
+
+def fix(message: str, *edits: Edit, unsafe: bool = False) -> Fix:
+    return Fix(Applicability.UNSAFE if unsafe else Applicability.SAFE, message, tuple(edits))
+
+
+def replace(node_or_span, content: str) -> Edit:
+    start, end = (node_or_span.start, node_or_span.end) if hasattr(node_or_span, "start") else node_or_span
+    return Edit(start, end, content)
+
+
+def insert(offset: int, content: str) -> Edit:
+    return Edit(offset, offset, content)
