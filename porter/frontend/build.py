@@ -42,64 +42,114 @@ class _Locator:
         return start, self._off.value
 
 
+_CHILD_VISIT_CONTINUE, _CHILD_VISIT_RECURSE = 1, 2
+
+
 def build_model(source, options=None) -> FileModel:
     """Parse and model a SourceFile. Parse errors are kept in model.errors; never raises for bad source."""
+    import clang.cindex as ci
     tu, errors = _parse.parse(source.path, source.data, options)
     model = FileModel(source, tu, errors, options)
     loc = _Locator(tu, tu.spelling)
-    decl_nodes: dict[int, Node] = {}
-    pending_refs: list[tuple[Node, object]] = []
+    model._locator = loc
+    lib = ci.conf.lib
+    kinds = {}
+    decls: dict[int, Node] = {}
+    by_hash: dict[int, Node] = {}
+    hash_cursor = lib.clang_hashCursor
+    get_kind = lib.clang_getCursorKind
+    is_main = lib.clang_Location_isFromMainFile
+    get_loc = lib.clang_getCursorLocation
 
-    def convert(cursor, parent, span):
-        kind = cursor.kind.name
-        node = Node(kind, cursor.spelling, span[0], span[1], cursor, model)
-        node.parent = parent
-        if kind in _DECL_KINDS or kind in _FUNC_KINDS:
-            decl_nodes[cursor.hash] = node
-        if kind in ("DECL_REF_EXPR", "MEMBER_REF_EXPR", "CALL_EXPR"):
-            pending_refs.append((node, cursor))
-        kids = node.children
-        for ch in cursor.get_children():
-            sp = loc.span(ch)
-            if sp is None:
-                continue
-            c = convert(ch, node, sp)
-            # collapse implicit wrappers so rules see the real expression
-            if c.kind in _TRANSPARENT and len(c.children) == 1:
-                inner = c.children[0]
-                inner.parent = node
-                c = inner
-            kids.append(c)
-        return node
+    def kind_name(k):
+        n = kinds[k] = ci.CursorKind.from_id(k).name
+        return n
 
+    flat = model.flat
+    by_kind = model.by_kind
+    transparent = _TRANSPARENT
+    decl_kinds = _DECL_KINDS | _FUNC_KINDS
+
+    # One C-level recursive walk per top-level declaration of the file: a Python callback per node, no
+    # per-parent child lists (the bindings' get_children() costs a visitor per node).
+    def visit(cursor, parent, _data):
+        pnode = by_hash.get(hash_cursor(parent))
+        if pnode is None:
+            return 1  # CXChildVisit_Continue
+        k = get_kind(cursor)
+        kind = kinds.get(k) or kind_name(k)
+        h = hash_cursor(cursor)
+        if kind in transparent:
+            # implicit wrapper: keep it out of the tree, hang its children on the real parent
+            by_hash[h] = pnode
+            return 2  # CXChildVisit_Recurse
+        cursor._tu = tu  # ctypes already copied the struct; keep the TU alive for lazy lookups
+        node = Node(kind, cursor, model, pnode)
+        pnode.children.append(node)
+        flat.append(node)
+        lst = by_kind.get(kind)
+        if lst is None:
+            by_kind[kind] = [node]
+        else:
+            lst.append(node)
+        by_hash[h] = node
+        if kind in decl_kinds:
+            decls[h] = node
+        return 2
+
+    callback = ci.callbacks["cursor_visit"](visit)
     for top in tu.cursor.get_children():
-        sp = loc.span(top)
-        if sp is None:
+        if not is_main(get_loc(top)):
             continue
         k = top.kind.name
-        if k == "MACRO_DEFINITION":
-            model.macro_defs[top.spelling] = sp
-            continue
-        if k == "MACRO_INSTANTIATION":
-            model.macro_uses.append((sp[0], sp[1], top.spelling))
+        if k in ("MACRO_DEFINITION", "MACRO_INSTANTIATION"):
+            sp = loc.span(top)
+            if sp is None:
+                continue
+            if k == "MACRO_DEFINITION":
+                model.macro_defs[top.spelling] = sp
+            else:
+                model.macro_uses.append((sp[0], sp[1], top.spelling))
             continue
         if k == "INCLUSION_DIRECTIVE":
             continue
-        model.roots.append(convert(top, None, sp))
+        root = Node(k, top, model, None)
+        flat.append(root)
+        by_kind.setdefault(k, []).append(root)
+        h = hash_cursor(top)
+        by_hash[h] = root
+        if k in _DECL_KINDS or k in _FUNC_KINDS:
+            decls[h] = root
+        if k in _FUNC_KINDS and not _worth_walking(top, source, loc, options):
+            model.shallow.append(root)
+        else:
+            lib.clang_visitChildren(top, callback, None)
+        model.roots.append(root)
     model.macro_uses.sort()
     model._macro_starts = [m[0] for m in model.macro_uses]
-    model.decls = decl_nodes
-
-    for node, cursor in pending_refs:
-        ref = cursor.referenced
-        if ref is None:
-            continue
-        node.ref_kind = ref.kind.name
-        node.ref_name = ref.spelling
-        node.ref = decl_nodes.get(ref.hash)
-
+    model.decls = decls
     _collect(model)
     return model
+
+
+_HOST_INTEREST = (b"<<<", b"dim3", b"cudaFuncSetAttribute", b"hipLaunch", b"cudaLaunch", b"Launch")
+
+
+def _worth_walking(cursor, source, loc, options) -> bool:
+    """Host functions without launches are kept as shallow nodes (name only): rules look at device code and
+    launch sites, and the host bodies of big programs are most of their nodes."""
+    if options is not None and getattr(options, "full_model", False):
+        return True
+    sp = loc.span(cursor)
+    if sp is None:
+        return False
+    text = source.data[sp[0]:sp[1]]
+    if b"__global__" in text or b"__device__" in text or b"__host__" in text:
+        return True
+    head = text[:text.find(b"{")] if b"{" in text else text
+    if b"__attribute__" in head or b"__launch_bounds__" in head:
+        return True
+    return any(m in text for m in _HOST_INTEREST)
 
 
 def _function_kind(node: Node) -> str:
@@ -135,7 +185,7 @@ def _array_dims(t) -> tuple[list, object]:
 
 def _collect(model: FileModel) -> None:
     funcs: dict[int, Function] = {}
-    for node in model.all_nodes():
+    for node in model.of_kind(*_FUNC_KINDS, "VAR_DECL"):
         k = node.kind
         if k in _FUNC_KINDS:
             body = next((c for c in node.children if c.kind == "COMPOUND_STMT"), None)
@@ -156,8 +206,8 @@ def _collect(model: FileModel) -> None:
             model.shared[-1]._fnode = fnode
     for s in model.shared:
         s.function = funcs.get(id(s._fnode)) if s._fnode is not None else None
-    for node in model.all_nodes():
-        if node.kind == "CALL_EXPR" and len(node.children) >= 2:
+    for node in model.of_kind("CALL_EXPR"):
+        if len(node.children) >= 2:
             cfg = node.children[1]
             if cfg.kind == "CALL_EXPR" and cfg.spelling in ("cudaConfigureCall", "__cudaPushCallConfiguration"):
                 cargs = cfg.args()

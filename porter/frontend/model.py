@@ -20,25 +20,68 @@ BARRIERS = {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__sync
 
 
 class Node:
-    __slots__ = ("kind", "spelling", "start", "end", "children", "parent", "_cursor", "_op", "_value", "_type",
-                 "ref", "ref_kind", "ref_name", "model", "_evaluated")
+    """One cursor of the file. Only kind, children and parent are filled eagerly; everything else is read from
+    libclang on first use and cached (most nodes are never asked for their spelling or type)."""
+    __slots__ = ("kind", "_spelling", "_span", "children", "parent", "_cursor", "_op", "_value", "_type",
+                 "_ref", "model", "_evaluated")
 
-    def __init__(self, kind, spelling, start, end, cursor, model):
+    def __init__(self, kind, cursor, model, parent=None):
         self.kind = kind
-        self.spelling = spelling
-        self.start = start
-        self.end = end
+        self._spelling = None
+        self._span = None
         self.children: list[Node] = []
-        self.parent: Node | None = None
+        self.parent: Node | None = parent
         self._cursor = cursor
         self._op = None
         self._value = None
         self._evaluated = False
         self._type = None
-        self.ref: Node | None = None        # referenced declaration when it is in this file
-        self.ref_kind: str | None = None    # kind of the referenced declaration (anywhere)
-        self.ref_name: str | None = None
+        self._ref = False          # False = not looked up yet
         self.model = model
+
+    @property
+    def spelling(self) -> str:
+        if self._spelling is None:
+            self._spelling = self._cursor.spelling
+        return self._spelling
+
+    @property
+    def start(self) -> int:
+        if self._span is None:
+            self._span = self.model._span(self)
+        return self._span[0]
+
+    @property
+    def end(self) -> int:
+        if self._span is None:
+            self._span = self.model._span(self)
+        return self._span[1]
+
+    def _lookup_ref(self):
+        if self._ref is False:
+            self._ref = None
+            if self.kind in ("DECL_REF_EXPR", "MEMBER_REF_EXPR", "CALL_EXPR", "TYPE_REF", "TEMPLATE_REF",
+                             "OVERLOADED_DECL_REF"):
+                r = self._cursor.referenced
+                if r is not None:
+                    self._ref = (self.model.decls.get(r.hash), r.kind.name, r.spelling)
+        return self._ref
+
+    @property
+    def ref(self) -> "Node | None":
+        """The referenced declaration when it is in this file."""
+        r = self._lookup_ref()
+        return r[0] if r else None
+
+    @property
+    def ref_kind(self) -> str | None:
+        r = self._lookup_ref()
+        return r[1] if r else None
+
+    @property
+    def ref_name(self) -> str | None:
+        r = self._lookup_ref()
+        return r[2] if r else None
 
     def __repr__(self):
         return f"<{self.kind} {self.spelling!r} @{self.start}:{self.end}>"
@@ -237,6 +280,16 @@ class FileModel:
         self.shared: list[SharedArray] = []
         self.launches: list[LaunchSite] = []
         self._tokens: list[Token] | None = None
+        self._locator = None
+        self.flat: list[Node] = []                 # every node, preorder
+        self.by_kind: dict[str, list[Node]] = {}   # kind -> nodes, preorder
+        self.shallow: list[Node] = []              # host functions whose bodies were not modelled
+
+    def _span(self, node) -> tuple[int, int]:
+        sp = self._locator.span(node._cursor)
+        if sp is None:  # a cursor whose extent lies outside the file (implicit code): use the parent's
+            return (node.parent.start, node.parent.end) if node.parent is not None else (0, 0)
+        return sp
 
     # --- macros ---
     def macro_at(self, start: int, end: int) -> str | None:
@@ -288,8 +341,20 @@ class FileModel:
 
     # --- queries rules share ---
     def all_nodes(self) -> Iterator[Node]:
-        for r in self.roots:
-            yield from r.walk()
+        return iter(self.flat)
+
+    def of_kind(self, *kinds) -> list[Node]:
+        """Nodes of the given kinds in source order (an index: rules need not walk the whole tree)."""
+        if len(kinds) == 1:
+            return self.by_kind.get(kinds[0], [])
+        out = [n for k in kinds for n in self.by_kind.get(k, [])]
+        out.sort(key=lambda n: self._order(n))
+        return out
+
+    def _order(self, node):
+        if not hasattr(self, "_pos"):
+            self._pos = {id(n): i for i, n in enumerate(self.flat)}
+        return self._pos[id(node)]
 
     def function_of(self, node: Node) -> Function | None:
         fn = node.enclosing("FUNCTION_DECL", "FUNCTION_TEMPLATE", "CXX_METHOD")
@@ -305,8 +370,8 @@ class FileModel:
         return [f for f in self.functions if f.is_kernel]
 
     def calls(self, names=None, device_only=False) -> Iterator[Node]:
-        for n in self.all_nodes():
-            if n.kind == "CALL_EXPR" and (names is None or n.spelling in names):
+        for n in self.of_kind("CALL_EXPR"):
+            if names is None or n.spelling in names:
                 if device_only:
                     f = self.function_of(n)
                     if f is None or not f.is_device_code:

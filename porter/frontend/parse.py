@@ -36,6 +36,7 @@ class ParseOptions:
     extra_args: list[str] = field(default_factory=list)
     compile_commands: str | None = None      # path to compile_commands.json or its directory
     header_mode: str = "light"               # light | full
+    full_model: bool = False                 # also model host functions without launches (translators)
     language: str = "cuda"                   # cuda for .cu/.cuh/.h/.cpp when asked
 
 
@@ -102,12 +103,42 @@ def flags_from_compile_commands(path: str, source: str) -> list[str]:
     return []
 
 
-def clang_args(path: str, opts: ParseOptions) -> list[str]:
+def clang_args(path: str, opts: ParseOptions, pch: bool = True) -> list[str]:
+    args = _base_args(path, opts)
+    shim = _shim_pch(args) if pch else None
+    return args + (["-include-pch", shim] if shim else ["-include", str(SHIM_HEADER)])
+
+
+def _shim_pch(args: list[str]) -> str | None:
+    """The shim precompiled once per flag set (parse time 6 ms -> 2.5 ms a file, and its declarations are not
+    walked again). Cached in the user's cache directory; any failure falls back to a plain -include."""
+    import hashlib
+    key = hashlib.sha256(SHIM_HEADER.read_bytes() + "\0".join(args).encode() +
+                         str(_cindex().conf.lib._name if hasattr(_cindex().conf.lib, "_name") else "").encode())
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    d = os.path.join(base, "cuport", "pch")
+    path = os.path.join(d, f"shim-{key.hexdigest()[:20]}.pch")
+    if os.path.exists(path):
+        return path
+    try:
+        os.makedirs(d, exist_ok=True)
+        ci = _cindex()
+        tu = index().parse(str(SHIM_HEADER), args=args, options=ci.TranslationUnit.PARSE_INCOMPLETE)
+        if any(diag.severity >= 3 for diag in tu.diagnostics):
+            return None
+        tmp = f"{path}.{os.getpid()}.tmp"
+        tu.save(tmp)
+        os.replace(tmp, path)
+        return path
+    except Exception:
+        return None
+
+
+def _base_args(path: str, opts: ParseOptions) -> list[str]:
     args = ["-x", "cuda", "--cuda-gpu-arch=sm_80", "-nocudainc", "-nocudalib", "--cuda-path=/nonexistent-cuda",
-            "-std=c++17", "-Wno-unknown-cuda-version", "-Wno-everything", "-ferror-limit=50",
-            "-include", str(SHIM_HEADER)]
+            "-std=c++17", "-Wno-unknown-cuda-version", "-Wno-everything", "-ferror-limit=50"]
     if opts.header_mode == "light":
-        args += ["-nostdinc", "-nostdinc++", "-isystem", str(STUB_INCLUDE)]
+        args += ["-nostdinc", "-nostdinc++", "-isystem", str(STUB_INCLUDE), "-isystem", str(STUB_INCLUDE / "cuda_only")]
     else:
         args += ["-isystem", str(STUB_INCLUDE / "cuda_only")]
     if opts.compile_commands:

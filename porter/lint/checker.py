@@ -76,7 +76,7 @@ def lint_source(source: SourceFile, settings=None, parse_options: ParseOptions |
         diags = [d for d in diags if not sup.is_suppressed(d.code, d.row)]
         extra = []
         if "CP001" in enabled:
-            extra += sup.unused(source.path)
+            extra += sup.unused(source.path, enabled)
         if "CP002" in enabled:
             extra += sup.unknown(source.path)
         for d in extra:

@@ -43,8 +43,8 @@ def _bit_bases(model):
     """Left operands of `% 32` / `& 31` used as shift counts: those values index bits, so `x >> 5` on the same
     value is a word index into a bitmap, not a warp id."""
     bases = set()
-    for node in model.all_nodes():
-        if node.kind == "BINARY_OPERATOR" and node.op in ("%", "&") and len(node.children) == 2 \
+    for node in model.of_kind("BINARY_OPERATOR"):
+        if node.op in ("%", "&") and len(node.children) == 2 \
                 and int_value(node.children[1]) in (31, 32) and is_shift_count(node):
             bases.add(node.children[0].strip.text)
     return bases
@@ -53,8 +53,8 @@ def _bit_bases(model):
 def check(ctx):
     an = ctx.analysis
     bit_bases = _bit_bases(ctx.model)
-    for node in ctx.model.all_nodes():
-        if node.kind != "BINARY_OPERATOR" or len(node.children) != 2:
+    for node in ctx.model.of_kind("BINARY_OPERATOR"):
+        if len(node.children) != 2:
             continue
         op = node.op
         pat = _PATTERNS.get(op)

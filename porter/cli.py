@@ -1,0 +1,178 @@
+"""cuport command line. Imports are lazy: `cuport lint one.cu` runs as a pre-commit hook, start-up time matters."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from porter import __version__
+
+
+def _rule_main(args) -> int:
+    import json
+    from porter.lint.registry import RULES, UnknownCode, resolve
+    if args.all:
+        codes = sorted(RULES)
+    elif args.code:
+        try:
+            codes = sorted(resolve(args.code))
+        except UnknownCode as exc:
+            print(f"cuport: error: {exc}", file=sys.stderr)
+            return 2
+    else:
+        print("cuport: error: give a rule code or --all", file=sys.stderr)
+        return 2
+    if args.output_format == "json":
+        out = [{"code": c, "name": RULES[c].name, "severity": RULES[c].sev, "level": RULES[c].level,
+                "summary": RULES[c].summary, "explanation": RULES[c].doc, "url": RULES[c].url,
+                "fix": _fix_availability(RULES[c].doc)} for c in codes]
+        print(json.dumps(out if args.all or len(out) > 1 else out[0], indent=2))
+        return 0
+    parts = []
+    for c in codes:
+        r = RULES[c]
+        parts.append(f"# {r.name} ({c})\n\nSeverity: {r.sev} ({r.level})\n\n{r.doc}\n")
+    sys.stdout.write("\n".join(parts))
+    return 0
+
+
+def _fix_availability(doc: str) -> str:
+    text = doc.split("## Fix safety", 1)[-1].split("##", 1)[0].strip().lower()
+    if text.startswith("no fix"):
+        return "none"
+    if text.startswith(("safe", "unsafe")):
+        return "always" if "no fix when" not in text and "display" not in text else "sometimes"
+    return "sometimes"
+
+
+def _clean_main(args) -> int:
+    import shutil
+    d = os.path.join(args.path, ".cuport_cache")
+    if os.path.isdir(d):
+        shutil.rmtree(d)
+        print(f"Removed {d}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="cuport", description="Lint, translate and verify CUDA kernels for HIP "
+                                "(wave64), Vulkan GLSL compute and OpenCL C.")
+    p.add_argument("--version", action="version", version=f"cuport {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    lint = sub.add_parser("lint", help="find portability hazards")
+    from porter.lint import run as lint_run
+    lint_run.add_arguments(lint)
+    lint.set_defaults(func=lambda a: lint_run.main(a))
+
+    rule = sub.add_parser("rule", help="explain a rule")
+    rule.add_argument("code", nargs="?")
+    rule.add_argument("--all", action="store_true")
+    rule.add_argument("--output-format", choices=["text", "json"], default="text")
+    rule.set_defaults(func=_rule_main)
+
+    tr = sub.add_parser("translate", help="translate CUDA to HIP, GLSL compute or OpenCL C")
+    _translate_args(tr)
+
+    ver = sub.add_parser("verify", help="run the original and its translations against NumPy references")
+    _lazy(ver, "porter.verify.cli")
+
+    rep = sub.add_parser("report", help="per-kernel resource and occupancy report per target")
+    _lazy(rep, "porter.report")
+
+    clean = sub.add_parser("clean", help="remove the lint cache")
+    clean.add_argument("path", nargs="?", default=".")
+    clean.set_defaults(func=_clean_main)
+
+    demo = sub.add_parser("demo", help="lint, translate and verify the bundled examples")
+    demo.add_argument("--examples", default=None)
+    demo.set_defaults(func=lambda a: __import__("porter.demo", fromlist=["main"]).main(a))
+    return p
+
+
+def _lazy(parser, module: str) -> None:
+    try:
+        mod = __import__(module, fromlist=["add_arguments", "main"])
+    except ImportError as exc:
+        parser.set_defaults(func=lambda a, e=exc: _missing(module, e))
+        parser.add_argument("rest", nargs=argparse.REMAINDER)
+        return
+    mod.add_arguments(parser)
+    parser.set_defaults(func=mod.main)
+
+
+def _missing(module, exc) -> int:
+    print(f"cuport: error: {module} is not available: {exc}", file=sys.stderr)
+    return 2
+
+
+def _translate_args(parser) -> None:
+    parser.add_argument("--to", choices=["hip", "glsl", "opencl"], default="hip", help="target (default: hip)")
+    try:
+        from porter.translate import hip_cli
+    except ImportError:
+        hip_cli = None
+    try:
+        from porter.translate import kernel_cli
+    except ImportError:
+        kernel_cli = None
+    # both front ends share one argument set; options that do not apply to a target are ignored by it
+    seen = set()
+    for mod in (hip_cli, kernel_cli):
+        if mod is not None:
+            mod.add_arguments(_Dedup(parser, seen))
+
+    def dispatch(args):
+        mod = hip_cli if args.to == "hip" else kernel_cli
+        if mod is None:
+            return _missing(f"translate --to {args.to}", "not installed")
+        return mod.main(args)
+    parser.set_defaults(func=dispatch)
+
+
+class _Dedup:
+    """Lets two front ends declare the same option (-o, -D, -I) once."""
+
+    def __init__(self, parser, seen):
+        self.parser, self.seen = parser, seen
+
+    def add_argument(self, *names, **kw):
+        key = tuple(n for n in names if n.startswith("-")) or names
+        if any(n in self.seen for n in key):
+            return None
+        self.seen.update(key)
+        return self.parser.add_argument(*names, **kw)
+
+    def add_mutually_exclusive_group(self, **kw):
+        return _Dedup(self.parser.add_mutually_exclusive_group(**kw), self.seen)
+
+    def add_argument_group(self, *a, **kw):
+        return _Dedup(self.parser.add_argument_group(*a, **kw), self.seen)
+
+    def __getattr__(self, name):
+        return getattr(self.parser, name)
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        print("cuport: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # an internal bug: one line, exit 2 (CUPORT_DEBUG=1 for the traceback)
+        if os.environ.get("CUPORT_DEBUG"):
+            raise
+        print(f"cuport: internal error: {type(exc).__name__}: {exc} (set CUPORT_DEBUG=1 for details)",
+              file=sys.stderr)
+        return 2

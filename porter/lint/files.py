@@ -1,0 +1,44 @@
+"""Which files to lint: explicit paths, directories walked for CUDA sources, excludes."""
+from __future__ import annotations
+
+import fnmatch
+import os
+
+CUDA_SUFFIXES = (".cu", ".cuh")
+ASKED_SUFFIXES = (".h", ".hpp", ".cpp", ".cc", ".cxx")
+
+
+def _excluded(path: str, excludes) -> bool:
+    parts = os.path.normpath(path).split(os.sep)
+    for pat in excludes:
+        if any(fnmatch.fnmatch(p, pat) for p in parts) or fnmatch.fnmatch(path, pat):
+            return True
+    return False
+
+
+def discover(paths: list[str], excludes=(), extensions=CUDA_SUFFIXES, force_exclude=False):
+    """Yield (path, error). Explicit files are taken whatever their suffix (unless --force-exclude matches);
+    directories are walked for `extensions`. A missing path yields an error line."""
+    seen = set()
+    for p in paths:
+        if not os.path.exists(p):
+            yield p, f"{p}: No such file or directory"
+            continue
+        if os.path.isdir(p):
+            found = False
+            for root, dirs, files in os.walk(p):
+                dirs[:] = sorted(d for d in dirs if not _excluded(os.path.join(root, d), excludes))
+                for f in sorted(files):
+                    fp = os.path.join(root, f)
+                    if f.endswith(tuple(extensions)) and not _excluded(fp, excludes) and fp not in seen:
+                        seen.add(fp)
+                        found = True
+                        yield fp, None
+            if not found:
+                yield p, f"{p}: no CUDA sources ({', '.join(extensions)}) found"
+            continue
+        if force_exclude and _excluded(p, excludes):
+            continue
+        if p not in seen:
+            seen.add(p)
+            yield p, None

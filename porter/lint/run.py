@@ -1,0 +1,187 @@
+"""`cuport lint`: discover files, lint each (cached, in parallel when there are many), fix, report, exit code."""
+from __future__ import annotations
+
+import difflib
+import os
+import sys
+from collections import Counter
+
+from porter.source import SourceError, SourceFile, read_source, write_atomic
+
+PARALLEL_THRESHOLD = 16
+
+
+def add_arguments(p) -> None:
+    p.add_argument("paths", nargs="*", default=["."], help="files or directories (default: .)")
+    p.add_argument("--output-format", default=os.environ.get("CUPORT_OUTPUT_FORMAT", "full"),
+                   choices=["full", "concise", "json", "json-lines", "github", "sarif"])
+    p.add_argument("-o", "--output-file", help="write the report to this file")
+    p.add_argument("--select", action="append", help="codes, prefixes or names (comma separated)")
+    p.add_argument("--ignore", action="append")
+    p.add_argument("--extend-select", action="append")
+    p.add_argument("--fix", action="store_true", help="apply safe fixes")
+    p.add_argument("--unsafe-fixes", action="store_true", help="also apply (or show) unsafe fixes")
+    p.add_argument("--diff", action="store_true", help="print the fixes as a unified diff, write nothing")
+    p.add_argument("--show-fixes", action="store_true")
+    p.add_argument("--statistics", action="store_true")
+    p.add_argument("--exit-zero", action="store_true")
+    p.add_argument("--exit-non-zero-on-fix", action="store_true")
+    p.add_argument("--ignore-noqa", action="store_true")
+    p.add_argument("--add-noqa", action="store_true")
+    p.add_argument("--no-cache", action="store_true")
+    p.add_argument("--config")
+    p.add_argument("--isolated", action="store_true")
+    p.add_argument("--show-settings", action="store_true")
+    p.add_argument("--show-files", action="store_true")
+    p.add_argument("--force-exclude", action="store_true")
+    p.add_argument("--color", choices=["auto", "always", "never"], default="auto")
+    p.add_argument("-I", dest="include_dirs", action="append", default=None)
+    p.add_argument("-D", dest="defines", action="append", default=None)
+    p.add_argument("--extra-arg", dest="extra_args", action="append", default=None)
+    p.add_argument("-p", dest="compile_commands", help="compile_commands.json or its directory")
+    p.add_argument("--full-headers", action="store_true", help="parse with the system C/C++ headers (slower)")
+    p.add_argument("-j", "--jobs", type=int, default=0, help="worker processes (default: CPUs when many files)")
+    p.add_argument("-q", "--quiet", action="store_true")
+
+
+def _split(values):
+    if not values:
+        return None
+    return [v.strip() for item in values for v in item.split(",") if v.strip()]
+
+
+def load(args):
+    from porter.config import load_settings
+    first = next((p for p in args.paths if os.path.exists(p)), ".")
+    start = first if os.path.isdir(first) else (os.path.dirname(os.path.abspath(first)) or ".")
+    cli = {"select": _split(args.select), "ignore": _split(args.ignore), "extend_select": _split(args.extend_select),
+           "include_dirs": args.include_dirs, "defines": args.defines, "extra_args": args.extra_args}
+    s = load_settings(start, args.config, args.isolated, {k: v for k, v in cli.items() if v is not None})
+    s.compile_commands = args.compile_commands
+    s.header_mode = "full" if args.full_headers else "light"
+    return s
+
+
+def _lint_one(task):
+    """Worker: (path, settings, mode, flags) -> (path, diagnostics, text, fixed, error)."""
+    path, settings, mode, ignore_noqa, unsafe, use_cache = task
+    from porter.lint.checker import fix_source, lint_source
+    try:
+        src = read_source(path)
+    except SourceError as exc:
+        return path, [], None, {}, str(exc), None
+    if not src.text.strip():
+        return path, [], src.text, {}, None, None
+    cache = None
+    if use_cache and mode == "check":
+        from porter.lint.cache import Cache
+        cache = Cache(settings.cache_dir, settings.hash() + ("n" if ignore_noqa else ""))
+        key = cache.key(path, src.data)
+        hit = cache.get(key)
+        if hit is not None:
+            return path, hit, src.text, {}, None, None
+    if mode == "fix":
+        out = fix_source(src, settings, unsafe=unsafe)
+        return path, out.result.diagnostics, out.text, out.fixed, None, out.refused
+    res = lint_source(src, settings, ignore_noqa=ignore_noqa)
+    if cache is not None:
+        cache.put(key, res.diagnostics)
+    return path, res.diagnostics, src.text, {}, None, None
+
+
+def main(args) -> int:
+    from porter.config import ConfigError
+    from porter.lint.files import discover
+    from porter.lint.registry import UnknownCode
+    try:
+        settings = load(args)
+    except (ConfigError, UnknownCode) as exc:
+        print(f"cuport: error: {exc}", file=sys.stderr)
+        return 2
+    if args.show_settings:
+        sys.stdout.write(settings.show())
+        return 0
+    excludes = settings.exclude
+    status = 0
+    paths = []
+    for p, err in discover(args.paths, excludes, force_exclude=args.force_exclude):
+        if err:
+            print(f"cuport: error: {err}", file=sys.stderr)
+            status = 2
+        else:
+            paths.append(p)
+    if args.show_files:
+        print("\n".join(paths))
+        return status
+    mode = "fix" if (args.fix or args.diff) else "check"
+    tasks = [(p, settings, mode, args.ignore_noqa, args.unsafe_fixes, not args.no_cache) for p in paths]
+    results = _run(tasks, args.jobs)
+
+    diagnostics, sources, fixed_all = [], {}, {}
+    for path, diags, text, fixed, error, refused in results:
+        if error:
+            print(f"cuport: error: {error}", file=sys.stderr)
+            status = 2
+            continue
+        sources[path] = SourceFile(path, text)
+        if refused:
+            print(f"cuport: warning: {path}: {refused}", file=sys.stderr)
+        if mode == "fix" and fixed:
+            original = read_source(path).text
+            if args.diff:
+                sys.stdout.write("".join(difflib.unified_diff(
+                    original.splitlines(True), text.splitlines(True), f"a/{path}", f"b/{path}")))
+            else:
+                write_atomic(path, text.encode("utf-8"))
+            fixed_all[path] = Counter(fixed)
+        diagnostics.extend(diags)
+    if args.add_noqa:
+        from porter.lint.suppress import add_noqa
+        by_file = {}
+        for d in diagnostics:
+            by_file.setdefault(d.filename, []).append(d)
+        n = 0
+        for path, ds in by_file.items():
+            new = add_noqa(sources[path].text, ds)
+            if new != sources[path].text:
+                write_atomic(path, new.encode("utf-8"))
+                n += len(ds)
+        print(f"Added {n} noqa directive{'s' if n != 1 else ''}.", file=sys.stderr)
+        return status
+    return max(status, _report(args, diagnostics, sources, fixed_all))
+
+
+def _run(tasks, jobs):
+    n = len(tasks)
+    workers = jobs or (os.cpu_count() or 1)
+    if n >= PARALLEL_THRESHOLD and workers > 1:
+        import multiprocessing as mp
+        with mp.get_context("fork").Pool(min(workers, n)) as pool:
+            return pool.map(_lint_one, tasks, chunksize=max(1, n // (workers * 4)))
+    return [_lint_one(t) for t in tasks]
+
+
+def _report(args, diagnostics, sources, fixed_all) -> int:
+    from porter.lint import output
+    from porter.lint.output import fixed_summary, statistics, use_color
+    diagnostics.sort(key=lambda d: (d.filename, d.row, d.column, d.code))
+    stream = open(args.output_file, "w", encoding="utf-8") if args.output_file else sys.stdout
+    try:
+        color = use_color(args.color, stream)
+        if args.statistics:
+            stream.write(statistics(diagnostics, unsafe_fixes=args.unsafe_fixes))
+        elif not (args.diff and args.output_format == "full"):
+            text = output.render(args.output_format, diagnostics, sources, color=color, show_fixes=args.show_fixes,
+                                 fix_available=not args.fix, unsafe_fixes=args.unsafe_fixes)
+            if not (args.quiet and not diagnostics):
+                stream.write(text)
+        if args.show_fixes and fixed_all and args.output_format in ("full", "concise"):
+            stream.write(fixed_summary(fixed_all, color=color))
+    finally:
+        if stream is not sys.stdout:
+            stream.close()
+    if args.exit_zero:
+        return 0
+    if args.exit_non_zero_on_fix and fixed_all:
+        return 1
+    return 1 if diagnostics else 0
