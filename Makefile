@@ -24,8 +24,7 @@ demo: setup
 	@$(VPY) -m porter demo
 
 test: setup
-	@$(VPY) -m pytest -q -n auto 2>/dev/null --version >/dev/null; \
-	$(VPY) -m pytest -q
+	@$(VPY) -m pytest -q
 
 bench: setup
 	@$(VPY) bench/lint_speed.py
