@@ -179,7 +179,27 @@ class Node:
 
     @property
     def callee(self) -> str:
-        return self.spelling if self.kind == "CALL_EXPR" else ""
+        """Name of the called function. Unlike `spelling` (empty for them) also for dependent calls in templates,
+        e.g. `__shfl_down_sync(m, v, o)` with `T v`: clang leaves those unresolved (an overloaded reference)."""
+        if self.kind != "CALL_EXPR":
+            return ""
+        if self.spelling:
+            return self.spelling
+        u = self._unresolved_callee()
+        return u[1] if u is not None else ""
+
+    def _unresolved_callee(self):
+        """(callee reference node, name) of a dependent call, else None."""
+        ch = self.children
+        if not ch:
+            return None
+        c = ch[0]
+        if c.kind == "OVERLOADED_DECL_REF":
+            return c, c.spelling
+        if c.kind == "DECL_REF_EXPR" and not c.spelling and c.children and \
+                c.children[0].kind == "OVERLOADED_DECL_REF":
+            return c, c.children[0].spelling
+        return None
 
     def args(self) -> list["Node"]:
         """Call arguments (children after the callee reference)."""
@@ -190,6 +210,14 @@ class Node:
                 ch[0].spelling == self.spelling:
             return ch[1:]
         return ch
+
+    def result_type_size(self) -> int | None:
+        """sizeof the return type of a function declaration node (None: void, dependent or unknown)."""
+        try:
+            s = self._cursor.result_type.get_size()
+        except Exception:
+            return None
+        return s if s > 0 else None
 
 
 @dataclass
@@ -330,9 +358,24 @@ class FileModel:
                             for t in self.tu.get_tokens(extent=ext)]
         return self._tokens
 
+    def tokens_in(self, start: int, end: int) -> list[Token]:
+        """Tokens starting in [start, end); lexes only that range unless the whole file is already lexed
+        (lexing a big file costs seconds, a statement microseconds)."""
+        if self._tokens is not None:
+            return self.tokens_between(start, end)
+        end = min(end, len(self.source.data))
+        if end <= start:
+            return []
+        ext = self.tu.get_extent(self.tu.spelling, (start, end))
+        return [Token(t.extent.start.offset, t.extent.end.offset, t.spelling, t.kind.name)
+                for t in self.tu.get_tokens(extent=ext) if start <= t.extent.start.offset < end]
+
     def tokens_between(self, start: int, end: int) -> list[Token]:
         toks = self.tokens
-        i = bisect.bisect_left([t.start for t in toks], start)
+        starts = getattr(self, "_token_starts", None)
+        if starts is None or len(starts) != len(toks):
+            starts = self._token_starts = [t.start for t in toks]
+        i = bisect.bisect_left(starts, start)
         out = []
         while i < len(toks) and toks[i].start < end:
             out.append(toks[i])
@@ -382,4 +425,39 @@ class FileModel:
         for s in self.shared:
             if s.name == name and (s.function is None or function is None or s.function is function):
                 return s
+        return None
+
+
+def template_arguments(node: Node) -> list[tuple[str, object]] | None:
+    """Template arguments of the function template specialization that a call or reference names, e.g.
+    `k<float, 128><<<g, b>>>(...)` -> [('type', 'float'), ('value', 128)]; None when it names no specialization
+    (or an argument is neither a type nor an integral value)."""
+    cur = node._cursor
+    try:
+        ref = cur.referenced
+        if ref is None:
+            return None
+        n = ref.get_num_template_arguments()
+        if n is None or n < 0:
+            return None
+        out = []
+        for i in range(n):
+            k = ref.get_template_argument_kind(i).name
+            if k == "TYPE":
+                out.append(("type", ref.get_template_argument_type(i).get_canonical().spelling))
+            elif k == "INTEGRAL":
+                out.append(("value", int(ref.get_template_argument_value(i))))
+            else:
+                return None
+        return out
+    except Exception:
+        return None
+
+
+def result_type_spelling(node: Node, canonical: bool = True) -> str | None:
+    """Spelling of the return type of a function (or function template) declaration node."""
+    try:
+        t = node._cursor.result_type
+        return (t.get_canonical() if canonical else t).spelling
+    except Exception:
         return None

@@ -69,3 +69,577 @@ def const_decl_value(node: Node):
     if n.kind == "DECL_REF_EXPR":
         return int_value(n)
     return None
+
+
+# --- warp-size family (CP10x): shuffles, lane / warp ids, array subscripts, warp-aware functions ---
+
+SHUFFLES = {"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync", "__shfl", "__shfl_up",
+            "__shfl_down", "__shfl_xor"}
+
+
+def shuffle_operands(call: Node):
+    """(lane-or-offset argument, explicit width argument or None) of a warp shuffle call, else None."""
+    if call.kind != "CALL_EXPR" or call.callee not in SHUFFLES:
+        return None
+    args = call.args()
+    i = 2 if call.callee.endswith("_sync") else 1
+    if len(args) <= i:
+        return None
+    return args[i], (args[i + 1] if len(args) > i + 1 else None)
+
+
+def warp_index_kind(an, node: Node | None, depth: int = 0):
+    """('lane' | 'warp', divisor node) when `node` is a lane id (`t % W`, `t & (W - 1)`) or a warp id (`t / W`,
+    `t >> 5`) of a thread-dependent `t`, W being 32 (literal or named) or warpSize; follows single-assignment
+    locals. None otherwise."""
+    if node is None or depth > 4:
+        return None
+    n = node.strip
+    if n.kind == "DECL_REF_EXPR" and n.ref is not None:
+        return warp_index_kind(an, an.definition(n.ref), depth + 1)
+    if n.kind != "BINARY_OPERATOR" or len(n.children) != 2 or n.op not in ("%", "&", "/", ">>"):
+        return None
+    lhs, rhs = n.children
+    if int_value(lhs) is not None or not an.thread_dependent(lhs):
+        return None
+    r, v, op = rhs.strip, int_value(rhs), n.op
+    ws = r.is_warp_size()
+    ws_minus_1 = r.kind == "BINARY_OPERATOR" and r.op == "-" and len(r.children) == 2 and \
+        r.children[0].is_warp_size() and int_value(r.children[1]) == 1
+    if (op == "%" and (v == 32 or ws)) or (op == "&" and (v == 31 or ws_minus_1)):
+        return "lane", rhs
+    if (op == "/" and (v == 32 or ws)) or (op == ">>" and v == 5):
+        return "warp", rhs
+    return None
+
+
+def array_dim_exprs(decl: Node) -> list[Node]:
+    """The dimension expressions written in an array declaration, outermost first (`x[A][B]` -> [A, B])."""
+    toks = decl.model.tokens_in(decl.start, decl.end)
+    opens = {t.end for t in toks if t.spelling == "["}
+    dims = []
+    for c in decl.children:
+        if c.kind.endswith("_ATTR") or c.kind in ("TYPE_REF", "TEMPLATE_REF", "NAMESPACE_REF"):
+            continue
+        # the token just before a bound is `[` (an initialiser follows `=`, `(` or `{`)
+        if any(o <= c.start and decl.model.source.slice(o, c.start).strip() == "" for o in opens):
+            dims.append(c)
+    return sorted(dims, key=lambda d: d.start)
+
+
+def array_subscripts(model, decl: Node):
+    """Each subscript of the array variable `decl`: (outermost ARRAY_SUBSCRIPT_EXPR, indices outermost first).
+    `x[i][j]` gives (node, [i, j])."""
+    out = []
+    for n in model.all_nodes():
+        if n.kind != "DECL_REF_EXPR" or n.ref is not decl:
+            continue
+        idx, cur = [], n
+        p = cur.parent
+        while p is not None and p.kind in ("PAREN_EXPR", "UNEXPOSED_EXPR"):
+            cur, p = p, p.parent
+        while p is not None and p.kind == "ARRAY_SUBSCRIPT_EXPR" and len(p.children) == 2 and p.children[0] is cur:
+            idx.append(p.children[1])
+            cur, p = p, p.parent
+        if idx:
+            out.append((cur, idx))
+    return out
+
+
+def function_by_call(model, call: Node):
+    """The in-file Function a call resolves to (by declaration, else by a unique name: template calls)."""
+    if call.ref is not None:
+        for f in model.functions:
+            if f.node is call.ref:
+                return f
+    cands = [f for f in model.functions if f.name == call.callee and f.body is not None]
+    return cands[0] if len(cands) == 1 else None
+
+
+def warp_evidence(an, fn, depth: int = 2, _seen=None):
+    """First node in `fn` (or an in-file function it calls) that shows warp-level code: a warp intrinsic or a
+    lane / warp id computed from a thread index. None when there is none."""
+    from porter.frontend.model import WARP_INTRINSICS
+    if fn is None or fn.body is None:
+        return None
+    seen = _seen if _seen is not None else set()
+    if id(fn) in seen:
+        return None
+    seen.add(id(fn))
+    calls = []
+    for n in fn.body.walk():
+        if n.kind == "CALL_EXPR":
+            if n.callee in WARP_INTRINSICS:
+                return n
+            calls.append(n)
+        elif n.kind == "BINARY_OPERATOR" and warp_index_kind(an, n) is not None:
+            return n
+    if depth > 0:
+        for c in calls:
+            e = warp_evidence(an, function_by_call(fn.node.model, c), depth - 1, seen)
+            if e is not None:
+                return e
+    return None
+
+
+# --- launch geometry (block shape of a kernel) ---
+
+def dim3_value(node: Node | None, depth: int = 0) -> tuple[int, int, int] | None:
+    """(x, y, z) a launch-configuration expression folds to: `256`, `dim3(32, 8)`, a never-modified
+    `dim3 block(32, 8)` / `dim3 b = dim3(...)` / `dim3 b{...}` local, or a folded integer constant."""
+    if node is None or depth > 4:
+        return None
+    v = int_value(node)
+    if v is not None:
+        return (v, 1, 1) if v > 0 else None
+    n = node.strip
+    if n.kind == "CALL_EXPR" and n.spelling == "dim3":
+        args = [a for a in n.args() if a.kind not in ("TYPE_REF", "NAMESPACE_REF")]
+        if len(args) == 1 and "dim3" in (args[0].type or ""):
+            return dim3_value(args[0], depth + 1)
+        vals = [int_value(a) for a in args]
+        if not vals or len(vals) > 3 or any(x is None or x <= 0 for x in vals):
+            return None
+        return tuple(vals + [1] * (3 - len(vals)))
+    if n.kind == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind == "VAR_DECL":
+        decl = n.ref
+        # a member write (`block.x = 64`) makes the declared value unreliable
+        fn = decl.enclosing("FUNCTION_DECL", "FUNCTION_TEMPLATE", "CXX_METHOD")
+        for m in (fn.walk() if fn is not None else ()):
+            if m.kind in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR") and m.children and \
+                    (m.kind != "BINARY_OPERATOR" or m.op == "="):
+                t = m.children[0].strip
+                if t.kind == "MEMBER_REF_EXPR" and t.children and t.children[0].strip.ref is decl:
+                    return None
+                if t.kind == "DECL_REF_EXPR" and t.ref is decl:
+                    return None
+        exprs = [c for c in decl.children if not c.kind.endswith("_ATTR") and c.kind not in ("TYPE_REF",
+                                                                                               "NAMESPACE_REF")]
+        return dim3_value(exprs[-1], depth + 1) if exprs else None
+    return None
+
+
+def launch_block(model, kernel: str, settings=None) -> tuple[int, int, int] | None:
+    """The block shape of `kernel` when it is known: `[tool.cuport.launch]` in the settings, else a
+    `// cuport: launch block=(X, Y[, Z])` comment in or just before the kernel, else the launch sites of this
+    file when they all fold to the same shape."""
+    import re
+    conf = getattr(settings, "launch", None) or {}
+    if kernel in conf and conf[kernel].get("block"):
+        b = list(conf[kernel]["block"]) + [1, 1, 1]
+        return tuple(int(x) for x in b[:3])
+    fn = next((f for f in model.functions if f.name == kernel and f.body is not None), None)
+    if fn is not None:
+        prev_end = max([r.end for r in model.roots if r.end <= fn.node.start] or [0])
+        for t in model.tokens_between(prev_end, fn.node.end):
+            if t.kind != "COMMENT":
+                continue
+            m = re.search(r"cuport:\s*launch\b.*?\bblock\s*=\s*\(?\s*(\d+)\s*(?:,\s*(\d+))?\s*(?:,\s*(\d+))?",
+                          t.spelling)
+            if m:
+                return tuple(int(g) if g else 1 for g in m.groups())
+    shapes = set()
+    for ls in model.launches:
+        if ls.kernel == kernel:
+            s = dim3_value(ls.block)
+            if s is None:
+                return None
+            shapes.add(s)
+    return shapes.pop() if len(shapes) == 1 else None
+
+
+def name_span(fn) -> tuple[int, int]:
+    """Offsets of a function's name token (for reporting at `void kernel(`), else the declaration start."""
+    for t in fn.node.model.tokens_between(fn.node.start, fn.body.start if fn.body is not None else fn.node.end):
+        if t.kind == "IDENTIFIER" and t.spelling == fn.name:
+            return t.start, t.end
+    return fn.node.start, fn.node.start
+
+
+def for_parts(loop: Node):
+    """(init, cond, inc, body) of a FOR_STMT, each None when omitted (libclang drops empty parts)."""
+    body = loop.children[-1] if loop.children else None
+    toks = loop.model.tokens_in(loop.start, body.start if body is not None and body.start > loop.start else loop.end)
+    depth, semis, close = 0, [], None
+    for t in toks:
+        if t.spelling == "(":
+            depth += 1
+        elif t.spelling == ")":
+            depth -= 1
+            if depth == 0:
+                close = t.start
+                break
+        elif t.spelling == ";" and depth == 1:
+            semis.append(t.start)
+    parts = [None, None, None, None]
+    if len(semis) != 2 or close is None:
+        if loop.children:
+            parts[3] = loop.children[-1]
+        return tuple(parts)
+    for c in loop.children:
+        i = 0 if c.start < semis[0] else 1 if c.start < semis[1] else 2 if c.start < close else 3
+        if parts[i] is None:
+            parts[i] = c
+    return tuple(parts)
+
+
+# --- lane masks (CP20x) and warp-synchronous shared memory (CP30x) ---
+
+# calls whose result is a lane mask: 32 bits in CUDA, 64 bits in HIP
+MASK_SOURCES = {"__ballot_sync", "__ballot", "__activemask", "__match_any_sync", "__match_all_sync",
+                "__lanemask_lt", "__lanemask_le", "__lanemask_gt", "__lanemask_ge", "__lanemask_eq"}
+# 32-bit bit intrinsics and their 64-bit forms
+BIT_INTRINSICS = {"__popc": "__popcll", "__ffs": "__ffsll", "__clz": "__clzll", "__brev": "__brevll"}
+WARP_BARRIERS = {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or", "__syncwarp"}
+_LANE_NAME = r"(?i)^(lane|lane_?id|laneid|lane_?idx|lane_?index)$"
+_PARENS = ("PAREN_EXPR", "UNEXPOSED_EXPR")
+
+
+def sync_intrinsics() -> set[str]:
+    """Warp intrinsics that take a lane mask as their first argument (`*_sync`, `__syncwarp`)."""
+    from porter.frontend.model import WARP_INTRINSICS
+    return {n for n in WARP_INTRINSICS if n.endswith("_sync")} | {"__syncwarp"}
+
+
+def sync_mask(call: Node) -> Node | None:
+    """The mask argument of a `*_sync` intrinsic call (None for `__syncwarp()` with its default mask)."""
+    if call.kind != "CALL_EXPR" or call.spelling not in sync_intrinsics():
+        return None
+    args = call.args()
+    return args[0] if args else None
+
+
+def is_barrier_call(node: Node) -> bool:
+    """`__syncthreads()`, `__syncwarp()` and friends, or a cooperative-groups `g.sync()`."""
+    return node.kind == "CALL_EXPR" and (node.spelling in WARP_BARRIERS or
+                                         (node.spelling == "sync" and bool(node.children) and
+                                          node.children[0].kind == "MEMBER_REF_EXPR"))
+
+
+def contains_barrier(node: Node) -> bool:
+    return any(is_barrier_call(n) for n in node.walk())
+
+
+def use_parent(node: Node) -> tuple[Node, Node | None]:
+    """(child, parent) skipping parentheses: the context a value is used in."""
+    child, p = node, node.parent
+    while p is not None and p.kind in _PARENS:
+        child, p = p, p.parent
+    return child, p
+
+
+def is_unsigned_type(node: Node) -> bool:
+    try:
+        sp = node.canonical_type.spelling
+    except Exception:
+        return False
+    return sp.startswith("unsigned") or sp == "bool"
+
+
+def declared_auto(decl: Node) -> bool:
+    """A variable declared with `auto` / `decltype(...)`: its type follows the initialiser."""
+    import re
+    text = decl.text
+    m = re.search(r"\b" + re.escape(decl.spelling) + r"\b", text) if decl.spelling else None
+    head = text[:m.start()] if m else text
+    return re.search(r"\b(auto|decltype)\b", head) is not None
+
+
+def is_lane_id(an, node: Node | None, depth: int = 0) -> bool:
+    """A lane index: `t % 32`, `t & 31`, `t % warpSize` of a block-local thread index (no blockIdx: that is a
+    bit position in a global bitmap), `__lane_id()`, or a variable / parameter named `lane`, `laneId`..."""
+    if node is None or depth > 4:
+        return False
+    n = node.strip
+    if n.kind == "CALL_EXPR" and n.spelling in ("__lane_id", "__laneid", "laneid", "lane_id"):
+        return True
+    if n.kind == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind in ("VAR_DECL", "PARM_DECL"):
+        if int_value(n) is not None:
+            return False
+        d = an.definition(n.ref) if n.ref.kind == "VAR_DECL" else None
+        if d is not None and is_lane_id(an, d, depth + 1):
+            return True
+        import re
+        return re.match(_LANE_NAME, n.spelling) is not None
+    k = warp_index_kind(an, n)
+    if k is None or k[0] != "lane":
+        return False
+    p = an.poly(n.children[0])
+    return p is None or not p.depends_on("blockIdx")
+
+
+def lane_mask_shift(an, node: Node) -> str | None:
+    """The 32-bit lane-mask idioms: 'bit' for `1u << lane`, 'above' for `~0u << lane`, 'below' for
+    `0xffffffffu >> (32 - lane)`; None for anything else (64-bit operands, non-lane shift counts)."""
+    if node.kind != "BINARY_OPERATOR" or len(node.children) != 2 or node.op not in ("<<", ">>"):
+        return None
+    lhs, rhs = node.children
+    v = int_value(lhs)
+    if v is None or (lhs.type_size() or 4) > 4:
+        return None
+    full = v & 0xffffffff == 0xffffffff
+    if node.op == "<<":
+        if not is_lane_id(an, rhs):
+            return None
+        return "bit" if v == 1 else "above" if full else None
+    r = rhs.strip
+    if full and r.kind == "BINARY_OPERATOR" and r.op == "-" and len(r.children) == 2 and \
+            (int_value(r.children[0]) == 32 or r.children[0].is_warp_size()) and is_lane_id(an, r.children[1]):
+        return "below"
+    return None
+
+
+def is_bitmap_store(node: Node) -> bool:
+    """`bits[w] |= 1u << lane`, `atomicOr(&bits[w], 1u << lane)`: a bit of a bitmap word, not a lane mask."""
+    cur = node
+    child, p = use_parent(cur)
+    while p is not None and (p.kind == "UNARY_OPERATOR" and p.op == "~" or
+                             p.kind == "BINARY_OPERATOR" and p.op == "-" and int_value(p.children[-1]) == 1):
+        child, p = use_parent(p)
+    if p is None:
+        return False
+    if p.kind in ("COMPOUND_ASSIGNMENT_OPERATOR", "BINARY_OPERATOR") and p.op in ("=", "|=", "&=", "^=") and \
+            len(p.children) == 2 and p.children[1] is child:
+        return p.children[0].strip.kind in ("ARRAY_SUBSCRIPT_EXPR", "MEMBER_REF_EXPR") or \
+            (p.children[0].strip.kind == "UNARY_OPERATOR" and p.children[0].strip.op == "*")
+    return p.kind == "CALL_EXPR" and p.spelling.startswith("atomic")
+
+
+def _mask_cache(an) -> dict:
+    c = getattr(an, "_lane_mask_cache", None)
+    if c is None:
+        c = an._lane_mask_cache = {}
+    return c
+
+
+def variable_writes(decl: Node):
+    """(operator node, assigned expression or None) for each write to a variable after its declaration:
+    `v = e`, `v op= e`, `++v`, `&v` (address taken: unknown writes)."""
+    fn = decl.enclosing("FUNCTION_DECL", "FUNCTION_TEMPLATE", "CXX_METHOD")
+    nodes = fn.walk() if fn is not None else decl.model.all_nodes()
+    for n in nodes:
+        if n.kind != "DECL_REF_EXPR" or n.ref is not decl:
+            continue
+        child, p = use_parent(n)
+        if p is None:
+            continue
+        if p.kind in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR") and len(p.children) == 2 and \
+                p.children[0] is child and (p.kind == "COMPOUND_ASSIGNMENT_OPERATOR" or p.op == "="):
+            yield p, p.children[1]
+        elif p.kind == "UNARY_OPERATOR" and p.op in ("++", "--", "post++", "post--", "&"):
+            yield p, None
+
+
+def is_mask_value(an, node: Node | None, depth: int = 0) -> bool:
+    """The value is a lane mask: a ballot / activemask / match result, a `1u << lane` lane mask, bitwise
+    combinations of those, or a variable (or a parameter, through this file's call sites) holding one."""
+    if node is None or depth > 10:
+        return False
+    n = node.strip
+    k = n.kind
+    if k == "CALL_EXPR":
+        return n.spelling in MASK_SOURCES
+    if k == "BINARY_OPERATOR" and len(n.children) == 2:
+        op = n.op
+        a, b = n.children
+        if op in ("&", "|", "^"):
+            return is_mask_value(an, a, depth + 1) or is_mask_value(an, b, depth + 1)
+        if op in ("<<", ">>"):
+            return lane_mask_shift(an, n) is not None or is_mask_value(an, a, depth + 1)
+        if op == "-" and int_value(b) == 1:
+            return is_mask_value(an, a, depth + 1)
+        return False
+    if k == "UNARY_OPERATOR" and n.op == "~" and n.children:
+        return is_mask_value(an, n.children[0], depth + 1)
+    if k == "CONDITIONAL_OPERATOR" and len(n.children) == 3:
+        return is_mask_value(an, n.children[1], depth + 1) or is_mask_value(an, n.children[2], depth + 1)
+    if k == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind in ("VAR_DECL", "PARM_DECL"):
+        return mask_variable(an, n.ref, depth + 1)
+    return False
+
+
+def mask_variable(an, decl: Node, depth: int = 0) -> bool:
+    """A local or parameter that holds a lane mask (see is_mask_value)."""
+    cache = _mask_cache(an)
+    key = ("var", id(decl))
+    if key in cache:
+        return cache[key]
+    cache[key] = False  # cycle guard
+    r = False
+    if decl.kind == "VAR_DECL":
+        exprs = [c for c in decl.children if not c.kind.endswith("_ATTR") and c.kind not in ("TYPE_REF",
+                                                                                                "NAMESPACE_REF")]
+        if exprs and is_mask_value(an, exprs[-1], depth):
+            r = True
+        else:
+            r = any(e is not None and is_mask_value(an, e, depth) for _, e in variable_writes(decl))
+    elif decl.kind == "PARM_DECL":
+        fn = decl.parent
+        params = [c for c in fn.children if c.kind == "PARM_DECL"] if fn is not None else []
+        i = next((j for j, c in enumerate(params) if c is decl), None)
+        if i is not None:
+            for call in decl.model.of_kind("CALL_EXPR"):
+                if call.spelling != fn.spelling:
+                    continue
+                f = function_by_call(decl.model, call)
+                args = call.args()
+                if f is not None and f.node is fn and i < len(args) and is_mask_value(an, args[i], depth):
+                    r = True
+                    break
+    cache[key] = r
+    return r
+
+
+def _nonnegative(node: Node) -> bool:
+    v = int_value(node)
+    return v >= 0 if v is not None else is_unsigned_type(node)
+
+
+def widening_keeps_value(node: Node, signed: bool = False, depth: int = 0) -> bool:
+    """Would every use of `node` (a 32-bit value) read the same if its type became 64 bits wide (HIP masks)?
+    True when the uses only mask it, shift it right, compare it, test it or convert it to another integer;
+    false for `~`, `-`, `<<`, arithmetic that can overflow, `auto` copies and unknown calls. `signed`: the value
+    is a signed int, so only its bits matter (no ordering comparisons, no `>>`, no conversion to 64 bits)."""
+    if depth > 12:
+        return False
+    child, p = use_parent(node)
+    if p is None:
+        return False
+    k = p.kind
+    if k in ("CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR", "CXX_FUNCTIONAL_CAST_EXPR"):
+        return not signed or (p.type_size() or 8) <= 4
+    if k == "BINARY_OPERATOR" and len(p.children) == 2:
+        op, left = p.op, p.children[0] is child
+        other = p.children[1] if left else p.children[0]
+        if op in ("&&", "||"):
+            return True
+        if op in ("==", "!="):
+            return int_value(other) == 0 if signed else _nonnegative(other)
+        if op in ("<", ">", "<=", ">="):
+            return not signed and _nonnegative(other)
+        if op == "&":
+            return widening_keeps_value(p, signed, depth + 1)
+        if op in ("|", "^"):
+            return _nonnegative(other) and widening_keeps_value(p, signed, depth + 1)
+        if op == ">>":
+            return not left or (not signed and widening_keeps_value(p, signed, depth + 1))
+        if op == "<<":
+            return not left
+        if op == "=":
+            return left or (p.children[0].type_size() or 8) <= 4 or not signed
+        if op == "-" and left and int_value(other) == 1:
+            # `m & (m - 1)` clears the lowest set bit; `(1u << lane) - 1` cannot wrap
+            c2, g = use_parent(p)
+            if g is not None and g.kind in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR") and \
+                    g.op in ("&", "&=") and len(g.children) == 2:
+                o2 = g.children[0] if g.children[1] is c2 else g.children[1]
+                if o2.strip.text == child.strip.text:
+                    return g.kind == "COMPOUND_ASSIGNMENT_OPERATOR" or widening_keeps_value(g, signed, depth + 1)
+            s = child.strip
+            if s.kind == "BINARY_OPERATOR" and s.op == "<<" and int_value(s.children[0]) == 1:
+                return widening_keeps_value(p, signed, depth + 1)
+            return False
+        return False
+    if k == "COMPOUND_ASSIGNMENT_OPERATOR" and len(p.children) == 2:
+        if p.children[0] is child:
+            return True      # a write to the variable: judged by the caller
+        if p.op in ("<<=", ">>="):
+            return True
+        if p.op in ("&=", "|=", "^=", "+=", "-=", "*="):
+            return not signed or (p.children[0].type_size() or 8) <= 4
+        return False
+    if k == "UNARY_OPERATOR":
+        return p.op == "!"
+    if k == "CONDITIONAL_OPERATOR" and len(p.children) == 3:
+        if p.children[0] is child:
+            return True
+        other = p.children[2] if p.children[1] is child else p.children[1]
+        return _nonnegative(other) and widening_keeps_value(p, signed, depth + 1)
+    if k in ("IF_STMT", "WHILE_STMT", "SWITCH_STMT", "DO_STMT", "FOR_STMT"):
+        return child.kind not in ("COMPOUND_STMT",) and not child.kind.endswith("_STMT")
+    if k == "ARRAY_SUBSCRIPT_EXPR":
+        return len(p.children) == 2 and p.children[1] is child
+    if k == "VAR_DECL":
+        if declared_auto(p) or "&" in p.type:
+            return False
+        return not signed or (p.type_size() or 8) <= 4
+    if k == "RETURN_STMT":
+        fn = p.enclosing("FUNCTION_DECL", "FUNCTION_TEMPLATE", "CXX_METHOD")
+        size = fn.result_type_size() if fn is not None else None
+        return size is not None and (not signed or size <= 4)
+    if k == "CALL_EXPR":
+        args = p.args()
+        if not any(a is child for a in args):
+            return False
+        name = p.spelling
+        if name in BIT_INTRINSICS or name in BIT_INTRINSICS.values() or name in sync_intrinsics() or \
+                name in MASK_SOURCES:
+            return True
+        f = function_by_call(p.model, p)
+        if f is None:
+            return False
+        i = next(j for j, a in enumerate(args) if a is child)
+        if i >= len(f.params):
+            return False
+        prm = f.params[i]
+        size = prm.node.type_size()
+        if prm.is_pointer or "&" in prm.type or size is None:
+            return False
+        return not signed or size <= 4
+    return False
+
+
+_STEP_CALLS = {"max", "min", "fmaxf", "fminf", "fmax", "fmin", "__hadd", "__hmax", "__hmin"}
+
+
+def _subscript(node: Node):
+    """(base declaration, index) of a one-level `p[i]`, else None."""
+    n = node.strip
+    if n.kind != "ARRAY_SUBSCRIPT_EXPR" or len(n.children) != 2:
+        return None
+    b = n.children[0].strip
+    if b.kind != "DECL_REF_EXPR" or b.ref is None:
+        return None
+    return b.ref, n.children[1]
+
+
+def reduction_step(an, expr: Node):
+    """A tree-reduction step `s[i] += s[i + K]` (also `s[i] = s[i] + s[i + K]`, `s[i] = fmaxf(s[i], s[i + K])`):
+    (written subscript, read subscript, K as a Poly) with i thread dependent and K != 0; else None."""
+    e = expr.strip
+    if e.kind == "COMPOUND_ASSIGNMENT_OPERATOR" and e.op in ("+=", "*=", "|=", "&=", "^=") and len(e.children) == 2:
+        lhs, reads = e.children[0], [e.children[1]]
+    elif e.kind == "BINARY_OPERATOR" and e.op == "=" and len(e.children) == 2:
+        lhs, r = e.children[0], e.children[1].strip
+        if r.kind == "BINARY_OPERATOR" and r.op in ("+", "*", "|", "&", "^") and len(r.children) == 2:
+            reads = list(r.children)
+        elif r.kind == "CALL_EXPR" and r.spelling in _STEP_CALLS and len(r.args()) == 2:
+            reads = r.args()
+        else:
+            return None
+    else:
+        return None
+    w = _subscript(lhs)
+    if w is None:
+        return None
+    wp = an.poly(w[1])
+    if wp is None or wp.is_const():
+        return None
+    others = []
+    for rd in reads:
+        s = _subscript(rd)
+        if s is None or s[0] is not w[0]:
+            return None
+        rp = an.poly(s[1])
+        if rp is None:
+            return None
+        others.append((rd.strip, rp - wp))
+    if len(reads) == 2:
+        # one operand is s[i] itself, the other the partner
+        others = [o for o in others if o[1].terms]
+        if len(others) != 1:
+            return None
+    rd, k = others[0]
+    if not k.terms:
+        return None
+    return lhs.strip, rd, k
