@@ -26,6 +26,19 @@ class SharedAccess:
     elem_size: int | None             # bytes of the element read or written
     function: Function | None
     sub_polys: list[Poly | None] = field(default_factory=list)
+    width: int | None = None          # bytes one lane transfers: a member (`s[i].x`) is narrower than its struct
+    expr: Node | None = None          # what is read or written: the member expression `s[i].x`, else `node`
+
+    def __post_init__(self):
+        self.expr = self.node
+        if self.width is None:
+            self.width = self.elem_size
+            p = self.node.parent
+            while p is not None and p.kind == "PAREN_EXPR":
+                p = p.parent
+            if p is not None and p.kind == "MEMBER_REF_EXPR":
+                self.width = p.type_size()
+                self.expr = p
 
     def offset(self, dims=None) -> Poly | None:
         """Byte offset of the accessed element from the array start; `dims` overrides the declared extents
@@ -33,6 +46,8 @@ class SharedAccess:
         if self.base_offset is None or self.elem_size is None or any(p is None for p in self.sub_polys):
             return None
         if not self.direct:
+            if not self.sub_polys:
+                return self.base_offset          # `*p`
             if len(self.sub_polys) != 1:
                 return None
             return self.base_offset + self.sub_polys[0].scale(self.elem_size)
@@ -93,17 +108,6 @@ def is_array_typed(node: Node) -> bool:
         return False
 
 
-def extent_nodes(array: SharedArray) -> list[Node] | None:
-    """The extent expressions written in the declaration, outermost first; None when they cannot be matched
-    to the dimensions (typedef'd array types, extern `[]`)."""
-    exts = [c for c in array.node.children if not c.kind.endswith("_ATTR") and c.kind not in ("TYPE_REF",
-                                                                                               "NAMESPACE_REF")]
-    exts.sort(key=lambda c: c.start)
-    if len(exts) != len(array.dims):
-        return None
-    return exts
-
-
 class SharedMemory:
     """Per-file index of shared arrays, pointers into them and their accesses (built once, cached on the model)."""
 
@@ -114,9 +118,13 @@ class SharedMemory:
         self._accesses: list[SharedAccess] | None = None
         self._ptr_cache: dict[int, tuple | None] = {}
         self._var_uniform: dict[tuple, bool] = {}
+        self._refs: dict[int, list[Node]] | None = None
 
     def array_of(self, node: Node) -> SharedArray | None:
-        n = strip(node)
+        """The shared array a DECL_REF_EXPR (possibly in parentheses, not cast) names."""
+        n = node
+        while n.kind in ("PAREN_EXPR", "UNEXPOSED_EXPR") and n.children:
+            n = n.children[-1]
         if n.kind == "DECL_REF_EXPR" and n.ref is not None:
             return self._by_decl.get(id(n.ref))
         return None
@@ -163,7 +171,7 @@ class SharedMemory:
             else:
                 return None
             base = self.pointer(ptr, depth + 1)
-            p = self.an.poly(idx)
+            p = self.index_poly(idx)
             es = pointee_size(ptr)
             if base is None or p is None or es is None:
                 return None
@@ -181,7 +189,7 @@ class SharedMemory:
                 return None
             total = Poly()
             for s, st in zip(subs, strides):
-                p = self.an.poly(s)
+                p = self.index_poly(s)
                 if p is None:
                     return None
                 total = total + p.scale(st * arr.elem_size)
@@ -190,10 +198,18 @@ class SharedMemory:
             return None
         ptr = self.pointer(base, depth + 1)
         es = pointee_size(base)
-        p = self.an.poly(subs[0])
+        p = self.index_poly(subs[0])
         if ptr is None or es is None or p is None:
             return None
         return ptr[0], ptr[1] + p.scale(es)
+
+    def index_poly(self, node: Node) -> Poly | None:
+        """Polynomial of an index; an expression that is not polynomial but the same for every thread of the
+        block (`blockIdx.x % 8`, `row[blockIdx.x]`) becomes one opaque uniform variable `{text}`."""
+        p = self.an.poly(node)
+        if p is None and not self.an.thread_dependent(node):
+            p = Poly.var("{" + node.text + "}")
+        return p
 
     # --- accesses ---
     @property
@@ -213,17 +229,19 @@ class SharedMemory:
                     continue           # not the outermost subscript of a chain
                 if is_array_typed(n):
                     continue           # a row (array-typed) value, not an element
+                if _address_only(n):
+                    continue           # `&s[i]` builds a pointer; the accesses through it are found there
                 subs, base = _chain(n)
                 arr = self.array_of(base)
                 fn = self.model.function_of(n)
                 if arr is not None:
                     out.append(SharedAccess(arr, n, subs, True, Poly(), arr.elem_size, fn,
-                                            [self.an.poly(s) for s in subs]))
+                                            [self.index_poly(s) for s in subs]))
                     continue
                 ptr = self.pointer(base)
                 if ptr is not None:
                     out.append(SharedAccess(ptr[0], n, subs, False, ptr[1], n.type_size(), fn,
-                                            [self.an.poly(s) for s in subs]))
+                                            [self.index_poly(s) for s in subs]))
             elif n.kind == "UNARY_OPERATOR" and n.op == "*" and n.children:
                 ptr = self.pointer(n.children[0])
                 if ptr is not None:
@@ -233,7 +251,16 @@ class SharedMemory:
 
     def uses(self, array: SharedArray) -> list[Node]:
         """Every DECL_REF_EXPR naming the array."""
-        return [n for n in self.model.all_nodes() if n.kind == "DECL_REF_EXPR" and n.ref is array.node]
+        return self.references(array.node)
+
+    def references(self, decl: Node) -> list[Node]:
+        """Every DECL_REF_EXPR naming the declaration `decl` (indexed once per file)."""
+        if self._refs is None:
+            self._refs = {}
+            for n in self.model.all_nodes():
+                if n.kind == "DECL_REF_EXPR" and n.ref is not None:
+                    self._refs.setdefault(id(n.ref), []).append(n)
+        return self._refs.get(id(decl), [])
 
     # --- which free variables of an index are the same for every lane ---
     def lane_uniform(self, name: str, function: Function | None) -> bool:
@@ -241,6 +268,8 @@ class SharedMemory:
         function is thread dependent (loop counters, parameters, accumulated uniform offsets)."""
         if name.startswith(BUILTIN_PREFIXES):
             return not name.startswith("threadIdx.")
+        if name.startswith("{"):
+            return True            # opaque block-uniform expression (index_poly)
         key = (name, id(function))
         if key in self._var_uniform:
             return self._var_uniform[key]
@@ -254,19 +283,12 @@ class SharedMemory:
         self._var_uniform[key] = ok
         return ok
 
-    def induction_poly(self, name: str, function: Function | None) -> Poly | None:
+    def induction_poly(self, decl: Node | None, function: Function | None) -> Poly | None:
         """`for (int k = threadIdx.x; ...; k += blockDim.x)`: a local whose initialiser is a polynomial and
-        whose only writes add lane-uniform amounts is its initial value plus a uniform unknown `name'`."""
-        if function is None or function.body is None:
+        whose only writes add lane-uniform amounts is its initial value plus a uniform unknown `k'`."""
+        if function is None or function.body is None or decl is None or decl.kind != "VAR_DECL":
             return None
-        decl = None
-        for n in function.body.walk():
-            if n.kind == "VAR_DECL" and n.spelling == name:
-                if decl is not None:
-                    return None
-                decl = n
-        if decl is None:
-            return None
+        name = decl.spelling
         exprs = [c for c in decl.children if not c.kind.endswith("_ATTR") and c.kind not in ("TYPE_REF",)]
         if not exprs:
             return None
@@ -292,6 +314,27 @@ class SharedMemory:
         return init + Poly.var(name + "'")
 
 
+def _address_only(node: Node) -> bool:
+    """`&s[i]` that only computes an address (not the operand of an atomic, which accesses it)."""
+    p = node.parent
+    while p is not None and p.kind == "PAREN_EXPR":
+        p = p.parent
+    if p is None or p.kind != "UNARY_OPERATOR" or p.op != "&":
+        return False
+    q = p.parent
+    while q is not None and q.kind in _CASTS:
+        q = q.parent
+    return not (q is not None and q.kind == "CALL_EXPR" and q.spelling.startswith("atomic"))
+
+
+def declaration_named(node: Node, name: str) -> Node | None:
+    """The declaration a DECL_REF_EXPR called `name` inside `node` refers to."""
+    for n in node.walk():
+        if n.kind == "DECL_REF_EXPR" and n.spelling == name and n.ref is not None:
+            return n.ref
+    return None
+
+
 def _is_pointer_decl(decl: Node) -> bool:
     try:
         return decl.canonical_type.kind.name == "POINTER"
@@ -305,7 +348,9 @@ def _chain(node: Node) -> tuple[list[Node], Node]:
     n = node
     while n.kind == "ARRAY_SUBSCRIPT_EXPR" and len(n.children) == 2:
         subs.append(n.children[1])
-        n = strip(n.children[0])
+        n = n.children[0]
+        while n.kind in ("PAREN_EXPR", "UNEXPOSED_EXPR") and n.children:
+            n = n.children[-1]
     subs.reverse()
     return subs, n
 
@@ -364,21 +409,20 @@ class StaticShared:
 
 
 def kernel_static_shared(model: FileModel, kernel: Function) -> StaticShared:
-    """Static `__shared__` bytes of a kernel: its arrays, those of the device functions it calls in this file,
-    and file-scope arrays any of them reference. `extern __shared__` arrays are dynamic and not counted."""
+    """Static `__shared__` bytes of a kernel: the arrays referenced in it or in the device functions it calls in
+    this file (their own arrays and file-scope ones). Unreferenced arrays are left out (the compiler drops them);
+    `extern __shared__` arrays are dynamic and not counted."""
     funcs = callees(model, kernel)
     ids = {id(f) for f in funcs}
-    arrays = [s for s in model.shared if s.function is not None and id(s.function) in ids and not s.extern]
-    glob = {id(s.node): s for s in model.shared if s.function is None and not s.extern}
-    if glob:
-        used = set()
-        for f in funcs:
-            if f.body is None:
-                continue
-            for n in f.body.walk():
-                if n.kind == "DECL_REF_EXPR" and n.ref is not None and id(n.ref) in glob:
-                    used.add(id(n.ref))
-        arrays += [glob[i] for i in glob if i in used]
+    used = set()
+    for f in funcs:
+        if f.body is None:
+            continue
+        for n in f.body.walk():
+            if n.kind == "DECL_REF_EXPR" and n.ref is not None:
+                used.add(id(n.ref))
+    arrays = [s for s in model.shared if not s.extern and id(s.node) in used
+              and (s.function is None or id(s.function) in ids)]
     known = [s for s in arrays if s.size_bytes is not None]
     return StaticShared(sum(s.size_bytes for s in known), arrays, [s for s in arrays if s.size_bytes is None])
 
