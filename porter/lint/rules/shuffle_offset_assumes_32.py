@@ -1,0 +1,341 @@
+"""Shuffle reduction or scan whose offsets cover exactly 32 lanes (first offset 16, `d < 32`, source lane 31).
+
+## What it does
+Flags warp shuffle code whose lane offsets are derived from a warp of 32 lanes:
+- a shuffle loop whose first offset folds to 16 (`for (int o = 16; o > 0; o >>= 1)`, `o /= 2`,
+  `WARP_SIZE / 2` with `WARP_SIZE` 32), reported at the start value;
+- a scan or butterfly loop that stops at offset 16 (`for (int d = 1; d < 32; d <<= 1)`) or a loop over source
+  lanes `i < 32`, reported at the bound;
+- `__shfl_sync(mask, v, 31)`: the last lane of a 32-lane warp;
+- an unrolled sequence of shuffles with the constant offsets 16, 8, 4, 2, 1, reported at the first one.
+
+Shuffles with an explicit constant `width` argument work on segments of that width and are not flagged: that
+is the portable way to say "32 lanes". Loops written with `warpSize` are not flagged.
+
+## Why is this bad?
+A 64-lane AMD CDNA wavefront needs a first step of 32: starting at 16 reduces each half of the wave separately,
+so lane 0 ends with the sum of lanes 0..31 only and half the data is silently dropped. Vulkan subgroups of
+4..16 lanes read lanes that do not exist. Lane 31 is the middle of a wave64, not its last lane.
+
+## Example
+```cuda
+for (int offset = 16; offset > 0; offset /= 2)
+  val += __shfl_down_sync(0xffffffff, val, offset);
+```
+
+## Use instead
+```cuda
+for (int offset = warpSize / 2; offset > 0; offset /= 2)
+  val += __shfl_down_sync(0xffffffff, val, offset);
+// or, to keep 32-lane segments on purpose:
+for (int offset = 16; offset > 0; offset /= 2)
+  val += __shfl_down_sync(0xffffffff, val, offset, 32);
+```
+
+## Fix safety
+Safe: the start value becomes `warpSize / 2`, a bound `32` becomes `warpSize` (`16` in `<=` becomes
+`warpSize / 2`) and source lane `31` becomes `warpSize - 1`, all identical on a 32-lane warp. Only offered when
+the offset is the loop variable itself and the replaced text is written in the file (not inside a macro body).
+Unrolled sequences get no fix: they need a loop or an extra guarded step.
+
+## References
+- cupy/cupy#9977 (shuffle loop starting at 16 reduced half a wave64), pytorch/pytorch#186229 (softmax summed
+  to 0.5), ROCm/bitsandbytes#93 (50% mismatches), ggml-org/llama.cpp#3630, ORNL/HeCBench#171.
+"""
+from porter.lint.context import fix, replace
+from porter.lint.helpers import for_parts, function_by_call, int_value, shuffle_operands, spelled
+
+CODE = "CP103"
+_CMP = {"<", "<=", ">", ">=", "!="}
+_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}
+_MAX_STEPS = 130
+
+
+def _refs(node, var) -> bool:
+    return any(n.kind == "DECL_REF_EXPR" and n.ref is var for n in node.walk())
+
+
+def _eval(node, var, val):
+    n = node.strip
+    if n.kind == "DECL_REF_EXPR" and n.ref is var:
+        return val
+    v = int_value(n)
+    if v is not None:
+        return v
+    if n.kind == "BINARY_OPERATOR" and len(n.children) == 2:
+        a, b = _eval(n.children[0], var, val), _eval(n.children[1], var, val)
+        if a is None or b is None:
+            return None
+        op = n.op
+        try:
+            return {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "/": lambda: int(a / b),
+                    "%": lambda: a % b, "<<": lambda: a << b, ">>": lambda: a >> b, "^": lambda: a ^ b,
+                    "&": lambda: a & b, "|": lambda: a | b}[op]()
+        except (KeyError, ZeroDivisionError, ValueError):
+            return None
+    if n.kind == "UNARY_OPERATOR" and n.op == "-" and n.children:
+        a = _eval(n.children[0], var, val)
+        return None if a is None else -a
+    return None
+
+
+def _init(part):
+    """(loop variable declaration, start expression) from `int o = 16` or `o = 16`."""
+    if part is None:
+        return None, None
+    if part.kind == "DECL_STMT" and len(part.children) == 1 and part.children[0].kind == "VAR_DECL":
+        decl = part.children[0]
+        exprs = [c for c in decl.children if not c.kind.endswith("_ATTR") and c.kind != "TYPE_REF"]
+        return (decl, exprs[-1]) if exprs else (None, None)
+    if part.kind == "BINARY_OPERATOR" and part.op == "=" and len(part.children) == 2:
+        t = part.children[0].strip
+        if t.kind == "DECL_REF_EXPR" and t.ref is not None:
+            return t.ref, part.children[1]
+    return None, None
+
+
+def _step(part, var):
+    """('half' | 'double' | 'inc' | 'dec', function) for the loop increment."""
+    if part is None:
+        return None
+    n = part.strip
+    tgt = n.children[0].strip if n.children else None
+    if tgt is None or tgt.kind != "DECL_REF_EXPR" or tgt.ref is not var:
+        return None
+    if n.kind == "UNARY_OPERATOR":
+        return {"++": "inc", "post++": "inc", "--": "dec", "post--": "dec"}.get(n.op)
+    if len(n.children) != 2:
+        return None
+    c = int_value(n.children[1])
+    if n.kind == "COMPOUND_ASSIGNMENT_OPERATOR":
+        return {(">>=", 1): "half", ("/=", 2): "half", ("<<=", 1): "double", ("*=", 2): "double",
+                ("+=", 1): "inc", ("-=", 1): "dec"}.get((n.op, c))
+    if n.kind == "BINARY_OPERATOR" and n.op == "=":
+        r = n.children[1].strip
+        if r.kind == "BINARY_OPERATOR" and len(r.children) == 2 and r.children[0].strip.kind == "DECL_REF_EXPR" \
+                and r.children[0].strip.ref is var:
+            return {(">>", 1): "half", ("/", 2): "half", ("<<", 1): "double", ("*", 2): "double",
+                    ("+", 1): "inc", ("-", 1): "dec"}.get((r.op, int_value(r.children[1])))
+    return None
+
+
+def _cond(part, var):
+    """(operator with the loop variable on the left, bound node, bound value) or None."""
+    if part is None:
+        return None
+    n = part.strip
+    if n.kind == "DECL_REF_EXPR" and n.ref is var:
+        return "!=", None, 0
+    if n.kind != "BINARY_OPERATOR" or n.op not in _CMP or len(n.children) != 2:
+        return None
+    a, b = n.children
+    if a.strip.kind == "DECL_REF_EXPR" and a.strip.ref is var and int_value(b) is not None:
+        return n.op, b, int_value(b)
+    if b.strip.kind == "DECL_REF_EXPR" and b.strip.ref is var and int_value(a) is not None:
+        return _FLIP[n.op], a, int_value(a)
+    return None
+
+
+def _holds(op, v, bound):
+    return {"<": v < bound, "<=": v <= bound, ">": v > bound, ">=": v >= bound, "!=": v != bound}[op]
+
+
+def _values(start, step, cond):
+    """The loop variable's values, or [] when the loop does not terminate within a few steps."""
+    if start <= 0 and step in ("half", "double"):
+        return []
+    vals, v = [], start
+    for _ in range(_MAX_STEPS):
+        if cond is None:
+            if step != "half" or v <= 0:
+                break
+        elif not _holds(cond[0], v, cond[2]):
+            break
+        vals.append(v)
+        v = {"half": v // 2, "double": v * 2, "inc": v + 1, "dec": v - 1}[step]
+    else:
+        return []
+    return vals
+
+
+class _Shuffles:
+    """Shuffle intrinsics and in-file device functions that pass a parameter straight through as a shuffle's
+    lane / offset argument (`WARP_SHFL_XOR(v, o)`): view(call) -> (source_lane, lane argument, width or None)."""
+
+    def __init__(self, model):
+        self.model = model
+        self._wrappers = {}
+
+    def _wrapper(self, fn):
+        if id(fn) in self._wrappers:
+            return self._wrappers[id(fn)]
+        self._wrappers[id(fn)] = None
+        params = [p.node for p in fn.params]
+        for n in fn.body.walk():
+            ops = shuffle_operands(n) if n.kind == "CALL_EXPR" else None
+            if ops is None:
+                continue
+            lane = ops[0].strip
+            if lane.kind == "DECL_REF_EXPR" and lane.ref is not None and lane.ref in params:
+                w = ops[1]
+                wi = None
+                if w is not None and w.strip.kind == "DECL_REF_EXPR" and w.strip.ref in params:
+                    wi = params.index(w.strip.ref)
+                self._wrappers[id(fn)] = (n.callee in ("__shfl_sync", "__shfl"), params.index(lane.ref), wi, w)
+                break
+        return self._wrappers[id(fn)]
+
+    def view(self, call):
+        if call.kind != "CALL_EXPR":
+            return None
+        ops = shuffle_operands(call)
+        if ops is not None:
+            return call.callee in ("__shfl_sync", "__shfl"), ops[0], ops[1]
+        fn = function_by_call(self.model, call)
+        if fn is None or fn.body is None or not fn.is_device_code:
+            return None
+        w = self._wrapper(fn)
+        if w is None:
+            return None
+        source, li, wi, inner_width = w
+        args = call.args()
+        if li >= len(args):
+            return None
+        if wi is None:
+            width = inner_width
+        elif wi < len(args):
+            width = args[wi]
+        else:  # the wrapper's default width
+            dflt = [c for c in fn.params[wi].node.children if c.kind not in ("TYPE_REF", "TEMPLATE_REF")]
+            width = dflt[-1] if dflt else None
+        return source, args[li], width
+
+
+def _offset_expr(view, var, an):
+    """(role, expression) of the var-dependent lane operand of a shuffle: role 'offset' for xor/up/down deltas and
+    `lane ^ o`, 'lane' for a source lane."""
+    source, arg, width = view
+    if width is not None and int_value(width) is not None:
+        return None  # explicit constant segment width: deliberate
+    if not _refs(arg, var):
+        return None
+    a = arg.strip
+    if source and a.kind == "BINARY_OPERATOR" and a.op == "^" and len(a.children) == 2:
+        x, y = a.children
+        if _refs(y, var) and not _refs(x, var) and an.thread_dependent(x):
+            return "offset", y
+        if _refs(x, var) and not _refs(y, var) and an.thread_dependent(y):
+            return "offset", x
+        return None
+    if an.thread_dependent(arg):
+        return None
+    return ("lane" if source else "offset"), arg
+
+
+def _check_loop(ctx, loop, shuffles):
+    an = ctx.analysis
+    init, cond_p, inc, body = for_parts(loop)
+    var, start = _init(init)
+    if var is None or body is None:
+        return
+    s = int_value(start)
+    step = _step(inc, var)
+    if s is None or step is None:
+        return
+    cond = _cond(cond_p, var)
+    if cond_p is not None and cond is None:
+        return
+    vals = _values(s, step, cond)
+    if not vals:
+        return
+    for call in body.walk():
+        view = shuffles.view(call)
+        if view is None:
+            continue
+        oe = _offset_expr(view, var, an)
+        if oe is None:
+            continue
+        role, expr = oe
+        offs = [_eval(expr, var, v) for v in vals]
+        if any(o is None for o in offs):
+            continue
+        top = max(offs)
+        if (role == "offset" and top != 16) or (role == "lane" and top != 31):
+            continue
+        direct = expr.strip.kind == "DECL_REF_EXPR" and expr.strip.ref is var
+        shfl = call.text if len(call.text) <= 60 else call.callee + "(...)"
+        if offs[0] == top and role == "offset":
+            f = None
+            if direct and step == "half" and spelled(start):
+                f = fix(f"Start at `warpSize / 2` instead of `{start.text}`", replace(start, "warpSize / 2"))
+            first = f"`{start.text}`" if direct else f"`{expr.text}` with `{var.spelling} = {start.text}`"
+            ctx.report(CODE, start, f"shuffle loop starts at offset 16 ({first}), so `{shfl}` combines only 32 "
+                                    f"lanes: on a 64-lane wavefront lanes 32..63 are never reduced and half the "
+                                    f"values are lost; start at `warpSize / 2`", fix=f)
+        else:
+            bound = cond[1] if cond is not None else None
+            at = start if offs[0] == top else bound if bound is not None else loop
+            f = None
+            if direct and bound is not None and spelled(bound) and step in ("double", "inc"):
+                new = {("<", 32): "warpSize", ("<=", 16): "warpSize / 2", ("<=", 31): "warpSize - 1"}.get(
+                    (cond[0], cond[2]))
+                if new is not None and (role == "offset") == (step == "double"):
+                    f = fix(f"Bound the loop by `{new}` instead of `{bound.text}`", replace(bound, new))
+            hdr = cond_p.text if cond_p is not None else at.text
+            what = (f"reads source lanes 0..31 (`{hdr}`)" if role == "lane"
+                    else f"stops at offset 16 (`{hdr}`)")
+            ctx.report(CODE, at, f"shuffle loop {what}, so `{shfl}` covers only 32 lanes: on a 64-lane "
+                                 f"wavefront lanes 32..63 are never combined; bound it by `warpSize`", fix=f)
+        return
+
+
+def _const_offset(view, an):
+    """Constant offset of a shuffle outside loops: delta/laneMask, or `lane ^ c` for __shfl_sync."""
+    source, arg, width = view
+    if width is not None and int_value(width) is not None:
+        return None
+    if source:
+        a = arg.strip
+        if a.kind == "BINARY_OPERATOR" and a.op == "^" and len(a.children) == 2:
+            x, y = a.children
+            if int_value(y) is not None and an.thread_dependent(x):
+                return int_value(y)
+            if int_value(x) is not None and an.thread_dependent(y):
+                return int_value(x)
+        return None
+    return int_value(arg)
+
+
+def check(ctx):
+    an = ctx.analysis
+    shuffles = _Shuffles(ctx.model)
+    for fn in ctx.model.functions:
+        if not fn.is_device_code or fn.body is None:
+            continue
+        seq = []
+        for n in fn.body.walk():
+            if n.kind == "FOR_STMT":
+                _check_loop(ctx, n, shuffles)
+                continue
+            view = shuffles.view(n)
+            if view is not None:
+                off = _const_offset(view, an)
+                if off is not None:
+                    seq.append((n, off))
+                source, arg, width = view
+                if source and int_value(arg) == 31 and (width is None or int_value(width) is None):
+                    f = fix(f"Use `warpSize - 1` instead of `{arg.text}`", replace(arg, "warpSize - 1")) \
+                        if spelled(arg) else None
+                    ctx.report(CODE, arg, f"`{n.text}` reads source lane 31, the last lane of a 32-lane warp: on "
+                                          f"a 64-lane wavefront that is the middle lane; use `warpSize - 1`", fix=f)
+        seq.sort(key=lambda c: c[0].start)
+        for i, (call, off) in enumerate(seq):
+            if off == 16 and i + 1 < len(seq) and seq[i + 1][1] == 8:
+                offs = [off]
+                for _, o in seq[i + 1:]:
+                    if o != offs[-1] // 2 or o == 0:
+                        break
+                    offs.append(o)
+                ctx.report(CODE, call, f"unrolled shuffle steps with offsets {', '.join(map(str, offs))} starting "
+                                       f"at `{call.text}` cover only 32 lanes: on a 64-lane wavefront lanes 32..63 "
+                                       f"are never combined; loop from `warpSize / 2` instead")
