@@ -352,10 +352,8 @@ class FileModel:
     @property
     def tokens(self) -> list[Token]:
         if self._tokens is None:
-            import clang.cindex as ci
-            ext = self.tu.get_extent(self.tu.spelling, (0, len(self.source.data)))
-            self._tokens = [Token(t.extent.start.offset, t.extent.end.offset, t.spelling, t.kind.name)
-                            for t in self.tu.get_tokens(extent=ext)]
+            from porter.frontend.lexer import lex
+            self._tokens = lex(self.source.data, token_cls=Token)
         return self._tokens
 
     def tokens_in(self, start: int, end: int) -> list[Token]:
@@ -366,9 +364,8 @@ class FileModel:
         end = min(end, len(self.source.data))
         if end <= start:
             return []
-        ext = self.tu.get_extent(self.tu.spelling, (start, end))
-        return [Token(t.extent.start.offset, t.extent.end.offset, t.spelling, t.kind.name)
-                for t in self.tu.get_tokens(extent=ext) if start <= t.extent.start.offset < end]
+        from porter.frontend.lexer import lex
+        return [t for t in lex(self.source.data, start, end, token_cls=Token) if t.start < end]
 
     def tokens_between(self, start: int, end: int) -> list[Token]:
         toks = self.tokens
