@@ -104,8 +104,8 @@ def test_cli_overrides(tmp_path):
     assert s.enabled_codes("k.cu") == {"CP401", "CP402"}
     s = settings(tmp_path, toml, cli={"select": None, "ignore": None, "target_arch": ["gfx942"]})
     assert s.target_arch == ["gfx942"]
-    with pytest.raises(ConfigError, match=r"command line: unknown rule code or name 'CP9' "):
-        settings(tmp_path, toml, cli={"select": ["CP9"]})
+    with pytest.raises(ConfigError, match=r"command line: unknown rule code or name 'CP99' "):
+        settings(tmp_path, toml, cli={"select": ["CP99"]})
 
 
 def test_unknown_code_names_the_closest(tmp_path):
