@@ -53,3 +53,9 @@ def lex(data: bytes, start: int = 0, end: int | None = None, token_cls=None):
             k = "PUNCTUATION"
         out.append(token_cls(s, e, text, k))
     return out
+
+
+def tokenize(data: bytes):
+    """All tokens of `data` as model Tokens."""
+    from porter.frontend.model import Token
+    return lex(data, token_cls=Token)

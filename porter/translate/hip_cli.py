@@ -1,0 +1,338 @@
+"""`cuport translate --to hip`: the command line hipify-clang users expect.
+
+stdout by default; `-o FILE`; `--output-dir DIR` for many files and directories (the tree under the common
+root of the inputs is recreated, file names kept so `#include "x.cuh"` still resolves); `--inplace` (atomic
+rename, `.prehip` backup unless `--no-backup`); `--examine` (translate, write nothing, print statistics);
+`--print-stats[=text|csv|json]`; `-p compile_commands.json`, `-I`, `-D`, `--extra-arg`.
+An input is never overwritten without `--inplace`, and every file is written through a temporary file and a
+rename, so an interrupted run leaves no half-written output.
+
+Exit status: 0 translated; 1 some file had parse errors (CP000) or APIs HIP does not support; 2 usage or I/O
+error."""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import time
+
+CUDA_EXTS = (".cu", ".cuh")
+CXX_EXTS = (".c", ".cc", ".cpp", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".inl", ".inc", ".ipp", ".tcc")
+# a C/C++ file found in a directory is translated only when it looks like CUDA
+_LOOKS_CUDA = re.compile(rb"\bcuda[A-Z_]\w*|\bcu(?:blas|rand|fft|sparse|solver|dnn)\w*|\bcub::|__global__|__device__|"
+                         rb"<<<|#\s*include\s*[<\"](?:cuda|cublas|curand|cufft|cusparse|cooperative_groups|cub/)")
+_SYSTEM_PREFIXES = ("/usr/", "/opt/", "/Library/", "/System/")
+BACKUP_SUFFIX = ".prehip"
+STATS_FORMATS = ("text", "csv", "json")
+
+# Other targets plug their command line in here ("module:function", called with the parsed args).
+TARGET_MAINS = {
+    "hip": "porter.translate.hip_cli:main_hip",
+}
+
+
+class UsageError(Exception):
+    pass
+
+
+class _StatsAction(argparse.Action):
+    """`--print-stats[=text|csv|json]`; in `--print-stats x.cu` the path is a path, not a format."""
+
+    def __call__(self, parser, namespace, value, option_string=None):
+        if value is not None and value not in STATS_FORMATS:
+            if value != "-" and not os.path.exists(value):
+                parser.error(f"--print-stats: unknown format '{value}' (text, csv or json)")
+            extra = list(getattr(namespace, "_stats_paths", None) or [])
+            namespace._stats_paths = extra + [value]
+            value = "text"
+        setattr(namespace, self.dest, value or "text")
+
+
+def _has(parser, opt: str) -> bool:
+    return opt in getattr(parser, "_option_string_actions", {})
+
+
+def add_arguments(parser) -> None:
+    """Add the hip translator's options to an argparse parser (or anything with add_argument, such as
+    cuport's shared `translate` parser); options the parser already has are left alone."""
+    def add(group, *names, **kw):
+        names = [n for n in names if not _has(parser, n)]
+        if names:
+            group.add_argument(*names, **kw)
+
+    def group(title):
+        return parser.add_argument_group(title) if hasattr(parser, "add_argument_group") else parser
+
+    if not any(a.dest == "paths" for a in getattr(parser, "_actions", [])):
+        parser.add_argument("paths", nargs="*", metavar="PATH",
+                            help="CUDA files or directories to translate ('-' reads standard input)")
+    out = group("output (hipify-clang's options)")
+    add(out, "-o", "--output", dest="output", metavar="FILE", help="write the translation of the one input to FILE")
+    add(out, "--output-dir", "--o-dir", dest="output_dir", metavar="DIR",
+        help="write translations under DIR, keeping the inputs' relative paths and names")
+    add(out, "--inplace", action="store_true", help="replace each input by its translation (atomic rename)")
+    add(out, "--no-backup", action="store_true", help=f"with --inplace, keep no {BACKUP_SUFFIX} copy")
+    add(out, "--examine", action="store_true", help="translate and report, write no output (implies --print-stats)")
+    add(out, "--print-stats", dest="print_stats", nargs="?", const="text", action=_StatsAction,
+        metavar="FORMAT", help="print conversion statistics: text (default), csv or json")
+    add(out, "--print-stats-csv", dest="print_stats", action="store_const", const="csv", help=argparse.SUPPRESS)
+    add(out, "--o-stats", "--stats-file", dest="stats_file", metavar="FILE",
+        help="write the statistics to FILE instead of the terminal")
+    add(out, "-q", "--quiet", dest="quiet", action="store_true", help="do not print diagnostics")
+    add(out, "--exit-zero", dest="exit_zero", action="store_true", help="exit 0 even when something was left")
+    tr = group("translation")
+    add(tr, "--launch-syntax", dest="launch_syntax", choices=("cuda", "hip"), default="cuda",
+        help="keep kernel<<<...>>> (cuda, default) or emit hipLaunchKernelGGL(...) (hip)")
+    add(tr, "--hip-kernel-execution-syntax", dest="launch_syntax", action="store_const", const="hip",
+        help=argparse.SUPPRESS)
+    add(tr, "--no-portability-fixes", dest="no_portability_fixes", action="store_true",
+        help="do not apply the linter's safe warp-size fixes (CP1xx/CP2xx/CP3xx) nor leave `// cuport:` notes")
+    add(tr, "--include-headers", dest="include_headers", action="store_true",
+        help="also translate the project headers the inputs include")
+    add(tr, "--roc", dest="roc", action="store_true", help="use rocBLAS/rocRAND/rocSPARSE/... instead of hip*")
+    fe = group("parsing")
+    add(fe, "-p", dest="compile_commands", metavar="PATH", help="compile_commands.json or the directory holding it")
+    add(fe, "-I", dest="include_dirs", action="append", default=[], metavar="DIR", help="add an include directory")
+    add(fe, "-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]", help="define a macro")
+    add(fe, "--extra-arg", dest="extra_args", action="append", default=[], metavar="ARG",
+        help="pass ARG to the parser (clang)")
+    add(fe, "--config", dest="config", metavar="FILE", help="cuport configuration (default: the closest "
+        "pyproject.toml [tool.cuport] / cuport.toml): rule selection for the portability fixes, -I/-D")
+    add(fe, "--isolated", dest="isolated", action="store_true", help="ignore configuration files")
+    add(fe, "--header-mode", dest="header_mode", choices=("light", "full"), default="light",
+        help="light: cuport's own C/C++ header stubs (fast); full: the system's headers")
+
+
+def main(args) -> int:
+    """Entry point for `cuport translate`: dispatches on --to (other targets add themselves to TARGET_MAINS)."""
+    import importlib
+    target = getattr(args, "to", None) or "hip"
+    spec = TARGET_MAINS.get(target)
+    if spec is None:
+        print(f"cuport translate: no command line for target '{target}'", file=sys.stderr)
+        return 2
+    mod, _, fn = spec.partition(":")
+    return getattr(importlib.import_module(mod), fn)(args)
+
+
+# --- hip ----------------------------------------------------------------------------------------------------
+
+def _opt(args, name, default=None):
+    v = getattr(args, name, default)
+    return default if v is None else v
+
+
+def main_hip(args) -> int:
+    try:
+        return _run(args)
+    except UsageError as exc:
+        print(f"cuport translate: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("cuport translate: interrupted (files written so far are complete; nothing is half-written)",
+              file=sys.stderr)
+        return 130
+
+
+def _collect(paths, output_dir=None) -> tuple[list[tuple[str, str]], list[str]]:
+    """[(file, root)] in a stable order and the errors; directories are searched recursively."""
+    files, errors, seen = [], [], set()
+    out_real = os.path.realpath(output_dir) if output_dir else None
+    for p in paths:
+        if p == "-":
+            files.append(("-", os.getcwd()))
+            continue
+        if os.path.isdir(p):
+            root = os.path.abspath(p)
+            for dirpath, dirnames, filenames in os.walk(root):
+                dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and
+                                     (out_real is None or os.path.realpath(os.path.join(dirpath, d)) != out_real))
+                for f in sorted(filenames):
+                    full = os.path.join(dirpath, f)
+                    low = f.lower()
+                    if low.endswith(CUDA_EXTS):
+                        pass
+                    elif low.endswith(CXX_EXTS):
+                        try:
+                            with open(full, "rb") as fh:
+                                if not _LOOKS_CUDA.search(fh.read()):
+                                    continue
+                        except OSError:
+                            continue
+                    else:
+                        continue
+                    real = os.path.realpath(full)
+                    if real not in seen:
+                        seen.add(real)
+                        files.append((full, root))
+        elif os.path.isfile(p):
+            real = os.path.realpath(p)
+            if real not in seen:
+                seen.add(real)
+                files.append((os.path.abspath(p), os.path.dirname(os.path.abspath(p))))
+        else:
+            errors.append(f"{p}: No such file or directory")
+    return files, errors
+
+
+def _project_header(path: str, roots: list[str]) -> bool:
+    real = os.path.realpath(path)
+    if any(real.startswith(os.path.realpath(r) + os.sep) for r in roots):
+        return True
+    return not real.startswith(_SYSTEM_PREFIXES)
+
+
+def _run(args) -> int:
+    from porter.source import SourceError, read_source, write_atomic
+    from porter.translate import stats as S
+    from porter.translate.hip import translate
+
+    paths = list(_opt(args, "_stats_paths", [])) + list(_opt(args, "paths", []))
+    output = _opt(args, "output")
+    output_dir = _opt(args, "output_dir")
+    inplace = bool(_opt(args, "inplace", False))
+    examine = bool(_opt(args, "examine", False))
+    include_headers = bool(_opt(args, "include_headers", False))
+    stats_fmt = _opt(args, "print_stats") or ("text" if examine else None)
+    if not paths:
+        raise UsageError("no input files")
+    modes = [m for m, on in (("-o", output), ("--output-dir", output_dir), ("--inplace", inplace)) if on]
+    if len(modes) > 1:
+        raise UsageError(f"{' and '.join(modes)} cannot be combined")
+    if examine and modes:
+        raise UsageError(f"--examine writes nothing; it cannot be combined with {modes[0]}")
+    files, errors = _collect(paths, output_dir)
+    for e in errors:
+        print(f"cuport translate: error: {e}", file=sys.stderr)
+    if not files:
+        if errors:
+            return 2
+        raise UsageError("no CUDA files found in the given paths")
+    to_stdout = not modes and not examine
+    if (to_stdout or output) and len(files) > 1:
+        raise UsageError(f"{len(files)} inputs: use --output-dir DIR or --inplace for more than one file")
+    if (to_stdout or output) and include_headers:
+        raise UsageError("--include-headers writes several files: use --output-dir DIR or --inplace")
+    if inplace and any(f == "-" for f, _ in files):
+        raise UsageError("--inplace cannot rewrite standard input")
+    if output and files[0][0] != "-" and os.path.exists(output) and os.path.samefile(output, files[0][0]):
+        raise UsageError(f"-o {output} is the input file; use --inplace to replace it")
+
+    settings = None
+    try:
+        from porter.config import ConfigError, load_settings
+        first = next((f for f, _ in files if f != "-"), None)
+        settings = load_settings(os.path.dirname(first) if first else ".", _opt(args, "config"),
+                                 bool(_opt(args, "isolated", False)))
+    except ImportError:
+        pass
+    except ConfigError as exc:
+        raise UsageError(str(exc))
+    options = dict(settings=settings, launch_syntax=_opt(args, "launch_syntax", "cuda"),
+                   portability_fixes=not _opt(args, "no_portability_fixes", False),
+                   roc=bool(_opt(args, "roc", False)),
+                   include_dirs=list(_opt(args, "include_dirs", [])), defines=list(_opt(args, "defines", [])),
+                   extra_args=list(_opt(args, "extra_args", [])), compile_commands=_opt(args, "compile_commands"),
+                   header_mode=_opt(args, "header_mode", "light"))
+    roots = sorted({r for _, r in files})
+    results = []            # (path, root, TranslationResult)
+    queue = list(files)
+    done = {os.path.realpath(f) for f, _ in files if f != "-"}
+    failed = False
+    while queue:
+        path, root = queue.pop(0)
+        try:
+            if path == "-":
+                res = translate("stdin.cu", sys.stdin.read(), **options)
+            else:
+                src = read_source(path)
+                res = translate(path, src.text, **options)
+        except SourceError as exc:
+            print(f"cuport translate: error: {exc}", file=sys.stderr)
+            failed = True
+            continue
+        results.append((path, root, res))
+        if include_headers:
+            for h in res.includes:
+                real = os.path.realpath(h)
+                if real in done or not _project_header(h, roots):
+                    continue
+                done.add(real)
+                queue.append((h, root))
+
+    # diagnostics
+    if not _opt(args, "quiet", False):
+        for path, _, res in results:
+            shown = path if path != "-" else "<stdin>"
+            for d in res.diagnostics:
+                print(f"{shown}:{d.row}:{d.column}: {d.code} {d.message}", file=sys.stderr)
+
+    # outputs
+    if to_stdout:
+        sys.stdout.write(results[0][2].text if results else "")
+        sys.stdout.flush()
+    elif output:
+        _ensure_dir(os.path.dirname(os.path.abspath(output)))
+        write_atomic(output, results[0][2].text.encode("utf-8"))
+    elif output_dir:
+        base = os.path.commonpath([os.path.dirname(os.path.realpath(p)) if p != "-" else os.getcwd()
+                                   for p, _, _ in results] + [os.path.realpath(r) for r in roots])
+        inputs = {os.path.realpath(p) for p, _, _ in results if p != "-"}
+        for path, _, res in results:
+            rel = os.path.relpath(os.path.realpath(path), base) if path != "-" else "stdin.cu"
+            dest = os.path.join(output_dir, rel)
+            if os.path.realpath(dest) in inputs:
+                raise UsageError(f"{dest} would overwrite an input; choose another --output-dir or use --inplace")
+            _ensure_dir(os.path.dirname(os.path.abspath(dest)))
+            write_atomic(dest, res.text.encode("utf-8"))
+    elif inplace:
+        for path, _, res in results:
+            old = open(path, "rb").read()
+            new = res.text.encode("utf-8")
+            if new == old:
+                continue
+            backup = None
+            if not _opt(args, "no_backup", False):
+                if os.path.exists(path + BACKUP_SUFFIX):
+                    print(f"cuport translate: keeping the existing backup {path + BACKUP_SUFFIX}", file=sys.stderr)
+                else:
+                    backup = BACKUP_SUFFIX
+            write_atomic(path, new, backup_suffix=backup)
+
+    # statistics
+    if stats_fmt:
+        text = S.render([r.stats for _, _, r in results], stats_fmt)
+        stats_file = _opt(args, "stats_file")
+        if stats_file:
+            write_atomic(stats_file, text.encode("utf-8"))
+        else:
+            stream = sys.stderr if to_stdout else sys.stdout
+            stream.write(text)
+            stream.flush()
+
+    incomplete = any(r.stats.parse_errors or r.stats.unconverted_refs for _, _, r in results)
+    if failed:
+        return 2
+    if incomplete and not _opt(args, "exit_zero", False):
+        return 1
+    return 0
+
+
+def _ensure_dir(d: str) -> None:
+    if d:
+        os.makedirs(d, exist_ok=True)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """A standalone parser (tests and `python -m porter.translate.hip_cli`); cuport's CLI builds its own."""
+    p = argparse.ArgumentParser(prog="cuport translate --to hip",
+                                description="Translate CUDA to HIP, fixing warp-size assumptions on the way.")
+    p.add_argument("--to", default="hip", choices=sorted(TARGET_MAINS))
+    add_arguments(p)
+    return p
+
+
+if __name__ == "__main__":
+    t0 = time.perf_counter()
+    sys.exit(main(build_parser().parse_args()))
