@@ -1,0 +1,90 @@
+"""Execution backends of `cuport verify`, one module per target, all with the same interface:
+
+    available() -> (bool, reason)            cheap check, imports nothing heavy at module import
+    variants(subgroups) -> list[Variant]     optional: one worker per variant (e.g. subgroup size)
+    prepare(variant) -> dict                 optional: device info once per worker ("device",
+                                             "subgroup_size"); raise Skip if the variant is impossible
+    run(case, source_text, manifest, sizes, arrays, *, variant, repeat) -> RunOutput
+
+`arrays` holds every kernel argument in CUDA parameter order (ndarrays and numpy scalars); `run`
+returns the out/inout arrays after one launch and the median kernel time of `repeat` launches.
+A compile-only backend returns outputs=None.
+"""
+from __future__ import annotations
+
+import importlib
+import shutil
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+# target name -> (module, translation target of porter.translate.api or None for the original .cu)
+TARGETS: dict[str, tuple[str, str | None]] = {
+    "cuda": ("porter.verify.backends.cuda", None),
+    "hip-nvidia": ("porter.verify.backends.hip_nvidia", "hip"),
+    "hip-amd": ("porter.verify.backends.hip_amd", "hip"),
+    "vulkan": ("porter.verify.backends.vulkan", "glsl"),
+    "opencl": ("porter.verify.backends.opencl", "opencl"),
+}
+
+
+class CompileError(Exception):
+    """The kernel source did not compile (or a translation is missing): the case fails."""
+
+
+class Skip(Exception):
+    """This case cannot run here (e.g. the requested subgroup size is not selectable)."""
+
+
+@dataclass(frozen=True)
+class Variant:
+    label: str = "-"                               # shown in the subgroup column
+    env: dict[str, str] = field(default_factory=dict)   # set in the worker's environment
+    subgroup: int | None = None                    # requested subgroup size, checked after prepare()
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {"label": self.label, "env": self.env, "subgroup": self.subgroup, "options": self.options}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Variant":
+        return cls(d.get("label", "-"), d.get("env", {}), d.get("subgroup"), d.get("options", {}))
+
+
+@dataclass
+class RunOutput:
+    outputs: dict[str, np.ndarray] | None
+    kernel_ms: float | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def load(target: str):
+    if target not in TARGETS:
+        raise KeyError(f"unknown target '{target}' (known: {', '.join(TARGETS)})")
+    return importlib.import_module(TARGETS[target][0])
+
+
+def translation_target(target: str) -> str | None:
+    return TARGETS[target][1]
+
+
+def have_tool(name: str) -> str | None:
+    return shutil.which(name)
+
+
+def median(values: list[float]) -> float | None:
+    return float(np.median(values)) if values else None
+
+
+def timed_runs(launch, repeat: int, warmup_s: float = 0.5) -> list[float]:
+    """Kernel times (ms) of `repeat` launches after warm-up launches filling `warmup_s` seconds
+    (clocks ramp up, caches and lazy driver work settle). `launch()` returns one kernel time."""
+    if repeat <= 1:
+        return []
+    start, n = time.perf_counter(), 0
+    while time.perf_counter() - start < warmup_s and n < 1000:
+        launch()
+        n += 1
+    return [launch() for _ in range(repeat)]

@@ -1,0 +1,74 @@
+"""CUDA: the original .cu through CuPy's RawModule (NVRTC), device code only (see extract.py)."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import CompileError, RunOutput, median, timed_runs
+
+_MODULES: dict = {}
+
+
+def available() -> tuple[bool, str]:
+    try:
+        import cupy
+    except ImportError:
+        return False, "CuPy not installed (needs an NVIDIA GPU)"
+    except Exception as e:  # CuPy without a usable CUDA runtime raises at import
+        return False, f"CuPy unusable: {e}"
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as e:
+        return False, f"no NVIDIA GPU ({e.__class__.__name__}: {e})"
+    return (True, "") if count else (False, "no NVIDIA GPU")
+
+
+def prepare(variant) -> dict:
+    import cupy
+    props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+    name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+    return {"device": name, "subgroup_size": int(props.get("warpSize", 32))}
+
+
+def _module(code: str, options: tuple[str, ...], name_expression: str):
+    import cupy
+    key = (code, options, name_expression)
+    if key not in _MODULES:
+        try:
+            mod = cupy.RawModule(code=code, options=options, name_expressions=[name_expression])
+            mod.compile()
+            _MODULES[key] = mod
+        except cupy.cuda.compiler.CompileException as e:
+            raise CompileError(f"NVRTC: {str(e).strip()[:3000]}") from None
+    return _MODULES[key]
+
+
+def run_nvrtc(case, code: str, sizes, arrays, repeat: int = 1) -> RunOutput:
+    """Compile `code` with NVRTC, launch the case's kernel once (plus repeat - 1 timed launches)."""
+    import cupy
+    options = ("--std=c++17", *case.define_flags())
+    mod = _module(code, options, case.name_expression)
+    try:
+        kernel = mod.get_function(case.name_expression)
+    except Exception as e:
+        raise CompileError(f"kernel '{case.name_expression}' not found: {e}") from None
+    grid, block = case.launch(sizes)
+    dev = {k: (cupy.asarray(v) if isinstance(v, np.ndarray) else v) for k, v in arrays.items()}
+    args = tuple(dev.values())
+    shared = case.shared_bytes(sizes)
+    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+
+    def launch() -> float:
+        start.record()
+        kernel(grid, block, args, shared_mem=shared)
+        stop.record()
+        stop.synchronize()          # an illegal address surfaces here as CUDADriverError
+        return cupy.cuda.get_elapsed_time(start, stop)
+
+    first = launch()
+    outputs = {k: cupy.asnumpy(v) for k, v in dev.items() if isinstance(arrays[k], np.ndarray)}
+    return RunOutput(outputs, median(timed_runs(launch, repeat) or [first]))
+
+
+def run(case, source_text, manifest, sizes, arrays, *, variant=None, repeat=1) -> RunOutput:
+    from porter.verify.extract import device_code
+    return run_nvrtc(case, device_code(source_text), sizes, arrays, repeat)

@@ -1,0 +1,113 @@
+"""OpenCL through pyopencl: a GPU platform when there is one, else PoCL on the CPU.
+
+Global size = CUDA grid * block per dimension, local size = CUDA block (docs/translate-api.md).
+CUPORT_OPENCL_PLATFORM (a substring of the platform name) picks a platform explicitly.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from . import CompileError, RunOutput, median, timed_runs
+
+_CTX = None
+_PROGRAMS: dict = {}
+
+
+def available() -> tuple[bool, str]:
+    try:
+        import pyopencl as cl
+    except ImportError:
+        return False, "pyopencl not installed"
+    try:
+        platforms = cl.get_platforms()
+    except Exception as e:  # pyopencl raises its own LogicError when no ICD is installed
+        return False, f"no OpenCL platform ({e})"
+    if not platforms:
+        return False, "no OpenCL platform (install pocl-binary-distribution or pocl-opencl-icd)"
+    return True, ""
+
+
+def _pick_device():
+    import pyopencl as cl
+    wanted = os.environ.get("CUPORT_OPENCL_PLATFORM", "").lower()
+    candidates = []
+    for p in cl.get_platforms():
+        if wanted and wanted not in p.name.lower():
+            continue
+        for d in p.get_devices():
+            rank = 0 if d.type & cl.device_type.GPU else (1 if d.type & cl.device_type.ACCELERATOR else 2)
+            candidates.append((rank, p.name, d))
+    if not candidates:
+        raise RuntimeError(f"no OpenCL device{f' on a platform matching {wanted!r}' if wanted else ''}")
+    candidates.sort(key=lambda c: c[0])
+    return candidates[0][2]
+
+
+def _context():
+    global _CTX
+    if _CTX is None:
+        import pyopencl as cl
+        device = _pick_device()
+        ctx = cl.Context([device])
+        queue = cl.CommandQueue(ctx, properties=cl.command_queue_properties.PROFILING_ENABLE)
+        _CTX = (ctx, queue, device)
+    return _CTX
+
+
+def prepare(variant) -> dict:
+    _, _, device = _context()
+    return {"device": f"{device.name.strip()} ({device.platform.name})"}
+
+
+def _program(source: str, options: list[str]):
+    import pyopencl as cl
+    key = (source, tuple(options))
+    if key not in _PROGRAMS:
+        ctx, _, device = _context()
+        try:
+            _PROGRAMS[key] = cl.Program(ctx, source).build(options=options)
+        except cl.RuntimeError as e:
+            raise CompileError(f"OpenCL build failed:\n{str(e).strip()[:2000]}") from None
+    return _PROGRAMS[key]
+
+
+def run(case, source_text, manifest, sizes, arrays, *, variant=None, repeat=1) -> RunOutput:
+    import pyopencl as cl
+    ctx, queue, device = _context()
+    grid, block = case.launch(sizes)
+    prg = _program(source_text, case.define_flags())
+    try:
+        kernel = getattr(prg, case.kernel)
+    except AttributeError:
+        raise CompileError(f"no kernel '{case.kernel}' in the OpenCL program") from None
+    if block[0] * block[1] * block[2] > device.max_work_group_size:
+        raise CompileError(f"block {block} exceeds the device's max work-group size {device.max_work_group_size}")
+
+    mf = cl.mem_flags
+    buffers, args = {}, []
+    for name, value in arrays.items():
+        if isinstance(value, np.ndarray):
+            host = value if value.nbytes else np.zeros(1, value.dtype)
+            buffers[name] = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=host)
+            args.append(buffers[name])
+        else:
+            args.append(value)
+    kernel.set_args(*args)
+    global_size = tuple(g * b for g, b in zip(grid, block))
+
+    def launch() -> float:
+        event = cl.enqueue_nd_range_kernel(queue, kernel, global_size, block)
+        event.wait()
+        return (event.profile.end - event.profile.start) / 1e6
+
+    first = launch()
+    outputs = {}
+    for name, buf in buffers.items():
+        out = np.empty_like(arrays[name])
+        if out.nbytes:
+            cl.enqueue_copy(queue, out, buf)
+        outputs[name] = out
+    queue.finish()
+    return RunOutput(outputs, median(timed_runs(launch, repeat) or [first]), {"device": device.name.strip()})

@@ -1,0 +1,148 @@
+"""`cuport verify PATH...`: run every spec'd kernel on each target and compare with NumPy."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+DEFAULT_TARGETS = "cuda,hip-nvidia,hip-amd,vulkan,opencl"
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+
+
+def _size_set(text: str) -> dict[str, int]:
+    out = {}
+    for item in text.split(","):
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip().isidentifier():
+            raise argparse.ArgumentTypeError(f"expected name=value[,name=value...], got {text!r}")
+        try:
+            out[name.strip()] = int(value, 0)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"size {name!r} must be an integer, got {value!r}") from None
+    return out
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="PATH",
+                        help="example directories (searched for verify_spec.py), spec files or .cu files")
+    parser.add_argument("--targets", default=DEFAULT_TARGETS,
+                        help=f"comma-separated targets (default: {DEFAULT_TARGETS})")
+    parser.add_argument("--subgroup-sizes", type=_int_list, default=None, metavar="N,N",
+                        help="Vulkan subgroup sizes to run (lavapipe: 4,8,16; default: those on lavapipe, "
+                             "the device's own elsewhere)")
+    parser.add_argument("--sizes", type=_size_set, action="append", metavar="n=1000,...",
+                        help="problem size replacing the spec's sizes (repeatable)")
+    parser.add_argument("--kernels", default=None, metavar="NAME,NAME", help="only these case ids / kernels")
+    parser.add_argument("--output-format", choices=["table", "json"], default="table")
+    parser.add_argument("--bench", action="store_true",
+                        help="time repeated launches at the bench size; report median and GB/s or GFLOP/s")
+    parser.add_argument("--repeat", type=int, default=20, help="launches per case with --bench (default 20)")
+    parser.add_argument("--timeout", type=float, default=60.0, metavar="S",
+                        help="seconds one case may take, compile included (default 60)")
+    parser.add_argument("-j", "--jobs", type=int, default=max(1, min(4, (os.cpu_count() or 2) // 2)),
+                        help="worker processes at a time")
+
+
+def main(args: argparse.Namespace) -> int:
+    from porter.verify.runner import Runner, exit_code
+    from porter.verify.spec import SpecError, find_specs
+
+    try:
+        specs = find_specs(args.paths)
+    except SpecError as e:
+        print(f"cuport verify: {e}", file=sys.stderr)
+        return 2
+    cases = [c for _, cs in specs for c in cs]
+    if args.kernels:
+        wanted = set(args.kernels.split(","))
+        cases = [c for c in cases if c.id in wanted or (c.name is None and c.kernel in wanted)]
+    if not cases:
+        print("cuport verify: no cases found", file=sys.stderr)
+        return 2
+    targets = [t.strip() for t in args.targets.split(",") if t.strip()]
+    try:
+        runner = Runner(targets, args.subgroup_sizes, args.sizes, args.timeout, args.bench, args.repeat, args.jobs)
+    except ValueError as e:
+        print(f"cuport verify: {e}", file=sys.stderr)
+        return 2
+    results = runner.run(cases)
+    if args.output_format == "json":
+        summary = _summary(results)
+        json.dump({"results": [r.as_dict() for r in results], "summary": summary}, sys.stdout, indent=2,
+                  default=str)
+        print()
+    else:
+        print(format_table(results, bench=args.bench))
+    return exit_code(results)
+
+
+def _summary(results) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    return counts
+
+
+def _sizes_text(sizes) -> str:
+    if sizes is None:
+        return "-"
+    return ",".join(f"{k}={v}" for k, v in sizes.items())
+
+
+def _first_line(text: str, width: int = 90) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def format_table(results, bench: bool = False) -> str:
+    header = ["kernel", "target", "subgroup", "sizes", "status", "time ms"]
+    if bench:
+        header += ["GB/s", "GFLOP/s"]
+    header.append("detail")
+    rows = []
+    for r in results:
+        row = [r.case, r.target, r.variant, _sizes_text(r.sizes), r.status,
+               f"{r.kernel_ms:.4g}" if r.kernel_ms else "-"]
+        if bench:
+            row += [f"{r.gbps:.1f}" if r.gbps else "-", f"{r.gflops:.1f}" if r.gflops else "-"]
+        detail = _first_line(r.message)
+        if r.info.get("arch"):
+            res = r.info
+            detail = ", ".join(f"{k} {res[k]}" for k in ("vgprs", "sgprs", "lds_bytes", "occupancy") if k in res)
+            if r.status != "pass":
+                detail = _first_line(r.message)
+        row.append(detail)
+        rows.append(row)
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+    lines = ["  ".join(str(x).ljust(w) for x, w in zip(header, widths)).rstrip()]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(str(x).ljust(w) for x, w in zip(row, widths)).rstrip() for row in rows]
+
+    devices = sorted({(r.target, r.variant, r.device, r.subgroup_size) for r in results if r.device})
+    if devices:
+        lines.append("")
+        lines.append("devices:")
+        lines += [f"  {t} {v}: {d}" + (f" (subgroup size {s})" if s else "") for t, v, d, s in devices]
+    problems = [r for r in results if r.status not in ("pass", "skipped") and "\n" in r.message.strip()]
+    for r in problems:
+        lines.append("")
+        lines.append(f"{r.case} on {r.target} {r.variant} {_sizes_text(r.sizes)}: {r.status}")
+        lines += ["    " + ln for ln in r.message.strip().splitlines()[:25]]
+    counts = _summary(results)
+    order = ["pass", "xfail", "skipped", "FAIL", "crash", "timeout", "XPASS"]
+    lines.append("")
+    lines.append(", ".join(f"{counts[s]} {s}" for s in order if s in counts))
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(prog="cuport verify", description=__doc__)
+    add_arguments(parser)
+    sys.exit(main(parser.parse_args()))

@@ -1,0 +1,98 @@
+"""One comparison helper for every backend: error norms, the first bad element and a readable message."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Comparison:
+    name: str
+    ok: bool
+    max_abs: float
+    max_rel: float
+    rel_l2: float
+    n_bad: int
+    size: int
+    first_bad: tuple[int, ...] | None
+    got_value: float | None
+    want_value: float | None
+    rtol: float
+    atol: float
+    problem: str = ""          # shape / dtype trouble that made element-wise comparison impossible
+
+    @property
+    def message(self) -> str:
+        if self.problem:
+            return f"{self.name}: {self.problem}"
+        norms = f"max abs {self.max_abs:.3g}, max rel {self.max_rel:.3g}, rel l2 {self.rel_l2:.3g}"
+        if self.ok:
+            return f"{self.name}: ok ({norms})"
+        idx = self.first_bad if len(self.first_bad or ()) != 1 else self.first_bad[0]
+        tol = f"rtol {self.rtol:g}, atol {self.atol:g}" if self.rtol or self.atol else "exact"
+        return (f"{self.name}: {self.n_bad} of {self.size} elements differ "
+                f"({tol}); first at [{_fmt_index(idx)}]: "
+                f"got {_fmt(self.got_value)}, expected {_fmt(self.want_value)}; {norms}")
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "ok": self.ok, "max_abs": self.max_abs, "max_rel": self.max_rel,
+                "rel_l2": self.rel_l2, "n_bad": self.n_bad, "first_bad": self.first_bad,
+                "got": self.got_value, "expected": self.want_value, "message": self.message}
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "-"
+    return repr(v) if isinstance(v, (int, np.integer)) else f"{v:.9g}"
+
+
+def _fmt_index(idx) -> str:
+    return ", ".join(map(str, idx)) if isinstance(idx, tuple) else str(idx)
+
+
+def compare(name: str, got, want, rtol: float = 1e-5, atol: float = 1e-6) -> Comparison:
+    """Element-wise |got - want| <= atol + rtol * |want|; NaN matches NaN, inf matches the same inf."""
+    got = np.asarray(got)
+    want = np.asarray(want)
+    if got.shape != want.shape:
+        if got.size == want.size:
+            got = got.reshape(want.shape)          # a flat device buffer holding an n-d result
+        else:
+            return Comparison(name, False, np.inf, np.inf, np.inf, want.size, want.size, None, None, None,
+                              rtol, atol, problem=f"shape {got.shape} but expected {want.shape}")
+    exact = got.dtype.kind in "iub" and want.dtype.kind in "iub"
+    if exact:
+        common = np.result_type(got.dtype, want.dtype)
+        bad = got.astype(common) != want.astype(common)
+        g64, w64 = got.astype(np.float64), want.astype(np.float64)
+        diff = np.abs(g64 - w64)
+    else:
+        g64, w64 = got.astype(np.float64), want.astype(np.float64)
+        with np.errstate(invalid="ignore", over="ignore"):
+            diff = np.abs(g64 - w64)
+            same_special = (np.isnan(g64) & np.isnan(w64)) | (np.isinf(g64) & (g64 == w64))
+            # inf - inf is not within any tolerance: non-finite values must match exactly
+            close = (diff <= atol + rtol * np.abs(w64)) & np.isfinite(g64) & np.isfinite(w64)
+            bad = ~(close | same_special)
+        # a NaN where a number was expected (or the reverse) counts as an infinite error
+        diff = np.where(same_special, 0.0, np.where(np.isnan(diff), np.inf, diff))
+    finite = np.isfinite(diff)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        max_abs = float(diff.max()) if diff.size else 0.0
+        rel = diff / np.maximum(np.abs(w64), np.finfo(np.float64).tiny)
+        max_rel = float(np.where(diff == 0, 0.0, rel).max()) if diff.size else 0.0
+        fin_w = w64[np.isfinite(w64)]
+        denom = float(np.linalg.norm(fin_w)) if fin_w.size else 0.0
+        num = float(np.linalg.norm(np.where(finite, diff, 0.0))) if diff.size else 0.0
+        rel_l2 = (num / denom if denom else num) if finite.all() else np.inf
+    n_bad = int(bad.sum())
+    first = got_v = want_v = None
+    if n_bad:
+        flat = int(np.flatnonzero(bad.reshape(-1))[0])
+        first = tuple(int(i) for i in np.unravel_index(flat, want.shape)) if want.ndim else ()
+        got_v, want_v = got.reshape(-1)[flat].item(), want.reshape(-1)[flat].item()
+    if exact:
+        rtol = atol = 0.0
+    return Comparison(name, n_bad == 0, max_abs, max_rel, rel_l2, n_bad, int(want.size), first, got_v, want_v,
+                      rtol, atol)

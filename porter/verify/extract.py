@@ -1,0 +1,150 @@
+"""Keep the device side of a CUDA/HIP file so NVRTC can compile it without the host program.
+
+A brace-matching scan over top-level declarations (comments and literals masked): kernels, device
+functions, __constant__/__device__ variables, types, constants and preprocessor lines stay; host
+functions (main, launch wrappers), prototypes and #includes become blank lines, so line numbers in
+compiler messages still match the original file. The frontend can replace this later.
+"""
+from __future__ import annotations
+
+import re
+
+DEVICE_WORDS = re.compile(r"\b(__global__|__device__|__constant__|__shared__|__managed__|__launch_bounds__)\b")
+TYPE_START = re.compile(r"^\s*(template\s*<.*?>\s*)?(typedef|using|struct|class|union|enum)\b", re.S)
+LINKAGE = re.compile(r'^\s*(namespace(\s+\w+)?|extern\s+"C(\+\+)?")\s*$')
+
+
+def mask(text: str) -> str:
+    """The text with comments, string and char literals replaced by spaces (newlines kept)."""
+    out = list(text)
+    i, n = 0, len(text)
+
+    def blank(a: int, b: int) -> None:
+        for k in range(a, b):
+            if out[k] != "\n":
+                out[k] = " "
+
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            blank(i, j)
+            i = j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            blank(i, j)
+            i = j
+        elif c in "\"'":
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            blank(i + 1, min(j, n))     # keep the quotes so `extern "C"` stays recognisable
+            i = j + 1
+        else:
+            i += 1
+    return "".join(out)
+
+
+def _blank_lines(chunk: str) -> str:
+    return "\n" * chunk.count("\n")
+
+
+def _directive_end(m: str, i: int) -> int:
+    while True:
+        j = m.find("\n", i)
+        if j < 0:
+            return len(m)
+        if m[j - 1] != "\\":
+            return j
+        i = j + 1
+
+
+def _match_brace(m: str, i: int) -> int:
+    """Index just past the '}' that closes the '{' at i."""
+    depth = 0
+    for j in range(i, len(m)):
+        if m[j] == "{":
+            depth += 1
+        elif m[j] == "}":
+            depth -= 1
+            if depth == 0:
+                return j + 1
+    return len(m)
+
+
+def _keep(header: str, has_body: bool) -> bool:
+    if DEVICE_WORDS.search(header):
+        return True
+    if TYPE_START.match(header):
+        return True
+    if has_body:
+        return False            # a host function
+    # A declaration: keep constants and variables, drop host function prototypes.
+    depth = 0
+    for c in header:
+        if c == "(":
+            if depth == 0 and "=" not in header.split("(")[0]:
+                return False    # `void launch(float*);`
+            depth += 1
+    return True
+
+
+def _scan(text: str, m: str, start: int, end: int) -> str:
+    out: list[str] = []
+    i = start
+    while i < end:
+        if m[i].isspace():
+            out.append(text[i])
+            i += 1
+            continue
+        if m[i] == "#":
+            j = _directive_end(m, i)
+            line = text[i:j]
+            out.append(_blank_lines(line) if re.match(r"#\s*include\b", m[i:j]) else line)
+            i = j
+            continue
+        if m[i] == "}":          # stray closer (unbalanced input): pass it on
+            out.append(text[i])
+            i += 1
+            continue
+        # One top-level declaration: up to ';' at depth 0, or a braced body.
+        j = i
+        while j < end and m[j] not in ";{" and not (m[j] == "#" and m[j - 1] == "\n"):
+            j += 1
+        if j >= end or m[j] == "#":
+            out.append(text[i:j])
+            i = j
+            continue
+        if m[j] == ";":
+            chunk = text[i:j + 1]
+            out.append(chunk if _keep(m[i:j], False) else _blank_lines(chunk))
+            i = j + 1
+            continue
+        header = m[i:j]
+        close = _match_brace(m, j)
+        if LINKAGE.match(header):
+            out.append(text[i:j + 1])
+            out.append(_scan(text, m, j + 1, close - 1))
+            out.append(text[close - 1:close])
+            i = close
+            continue
+        k = close
+        # `struct S {...} s;` and `T x = {...};` end with a ';' after the brace (a function's
+        # default arguments also hold '=', but never right before its body).
+        if header.rstrip().endswith("=") or TYPE_START.match(header) or m[close:].lstrip().startswith(";"):
+            k = m.find(";", close)
+            k = end if k < 0 else k + 1
+            out_chunk = text[i:k]
+            out.append(out_chunk if _keep(header, False) else _blank_lines(out_chunk))
+        else:
+            out_chunk = text[i:close]
+            out.append(out_chunk if _keep(header, True) else _blank_lines(out_chunk))
+        i = k
+    return "".join(out)
+
+
+def device_code(text: str) -> str:
+    """The device part of a CUDA or HIP source file, line numbers preserved."""
+    return _scan(text, mask(text), 0, len(text))

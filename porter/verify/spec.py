@@ -1,0 +1,424 @@
+"""Verify specs: what to run, with which data, and what the answer must be.
+
+A spec is a Python module `<example>/verify_spec.py` that defines `KERNELS = [Case(...), ...]`.
+Signatures, shapes and launch shapes are written in a compact notation parsed by `spec.lark`:
+
+    Case(
+        source="saxpy.cu", kernel="saxpy",
+        signature="n: i32, a: f32 = 2.5, x: f32[n] in, y: f32[n] inout",
+        grid="ceil(n / 256)", block="256",
+        reference=lambda a, x, y: {"y": a * x + y},
+        sizes=[{"n": 1000}, {"n": 1 << 16}],
+    )
+
+Signature: `name: dtype[shape] direction` for arrays (dtype f32 f64 i32 u32 i64 u64; shape a list
+of expressions of size names; direction in / out / inout, default inout), `name: dtype = expr` for
+scalars (a scalar without a default takes the size of the same name). Parameters are listed in
+CUDA order. Grid and block are one expression or a tuple of up to 3; numeric `defines` are names
+too (`block="(TILE_SIZE, TILE_SIZE)"`). Inputs are random from `seed` unless `init` says otherwise;
+`out` arrays start as NaN / max-int so unwritten elements fail. The reference gets the arguments
+it names (copies) and returns {output: array}; tolerances may be expressions of the sizes.
+"""
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import json
+import math
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from porter.verify.notation import (DTYPES, Expr, Param, Signature, SpecError, eval_int,  # noqa: F401
+                                    parse_expr, parse_launch, parse_signature)
+
+SPEC_FILENAME = "verify_spec.py"
+
+
+# ---------------------------------------------------------------------------------------------
+# Initial values
+
+@dataclass(frozen=True)
+class Init:
+    kind: str
+    args: tuple = ()
+
+    def __call__(self, rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        dtype = np.dtype(dtype)
+        is_float = dtype.kind == "f"
+        if self.kind == "uniform":
+            lo, hi = self.args
+            if is_float:
+                return rng.uniform(lo, hi, size=shape).astype(dtype)
+            return rng.integers(int(lo), int(hi), size=shape, endpoint=True).astype(dtype)
+        if self.kind == "full":
+            return np.full(shape, self.args[0], dtype=dtype)
+        if self.kind == "arange":
+            return (np.arange(math.prod(shape)) % (self.args[0] if self.args else 2**24)).astype(dtype).reshape(shape)
+        if self.kind == "poison":
+            # Unwritten output elements must not pass by accident.
+            value = np.nan if is_float else np.iinfo(dtype).max
+            return np.full(shape, value, dtype=dtype)
+        if self.kind == "special":
+            a = rng.uniform(-1, 1, size=shape).astype(dtype)
+            if is_float:
+                info = np.finfo(dtype)
+                values = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, info.tiny / 2, -info.tiny / 2,
+                                   info.max, -info.max, 1.0, -1.0], dtype=dtype)
+            else:
+                info = np.iinfo(dtype)
+                values = np.array([0, 1, info.max, info.min, info.max // 2], dtype=dtype)
+            flat = a.reshape(-1)
+            picks = rng.random(flat.size) < self.args[0]
+            flat[picks] = values[np.arange(int(picks.sum())) % len(values)]
+            return a
+        raise SpecError(f"unknown initializer {self.kind}")
+
+    def __str__(self):
+        return f"{self.kind}({', '.join(map(str, self.args))})"
+
+
+def uniform(lo: float = -1.0, hi: float = 1.0) -> Init:
+    """Random values in [lo, hi) (integers: [lo, hi]), from the case's seed."""
+    return Init("uniform", (lo, hi))
+
+
+def full(value: float) -> Init:
+    return Init("full", (value,))
+
+
+def zeros() -> Init:
+    return full(0)
+
+
+def ones() -> Init:
+    return full(1)
+
+
+def arange(modulo: int | None = None) -> Init:
+    return Init("arange", (modulo,) if modulo else ())
+
+
+def poison() -> Init:
+    return Init("poison")
+
+
+def special(fraction: float = 0.05) -> Init:
+    """Mostly uniform(-1, 1), with a fraction of 0, -0, +-inf, NaN, denormals and +-max."""
+    return Init("special", (fraction,))
+
+
+def _as_init(value: Any) -> Init:
+    if isinstance(value, Init):
+        return value
+    if isinstance(value, (int, float)):
+        return full(value)
+    raise SpecError(f"initializer must be uniform()/full()/zeros()/... or a number, not {value!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Tolerances
+
+@dataclass(frozen=True)
+class Tol:
+    """rtol / atol, numbers or expressions of the sizes (accumulated error grows with K: "3e-7 * K")."""
+    rtol: float | str
+    atol: float | str
+
+    def resolve(self, env: dict[str, Any]) -> "Tol":
+        def value(v):
+            return float(parse_expr(v).eval(env)) if isinstance(v, str) else float(v)
+        return Tol(value(self.rtol), value(self.atol))
+
+
+DEFAULT_TOL = {
+    "f32": Tol(1e-5, 1e-6), "f64": Tol(1e-12, 1e-14),
+    "i32": Tol(0, 0), "u32": Tol(0, 0), "i64": Tol(0, 0), "u64": Tol(0, 0),
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Cases
+
+@dataclass
+class Case:
+    """One kernel (with one set of defines / template arguments) and how to check it."""
+
+    kernel: str
+    source: str
+    signature: str
+    grid: str | int
+    block: str | int
+    reference: Callable[..., Any]
+    sizes: list[dict[str, int]]
+    init: dict[str, Any] = field(default_factory=dict)
+    tol: Tol | dict[str, Tol] | None = None       # one Tol, or per dtype ("f32") or per parameter name
+    defines: dict[str, Any] = field(default_factory=dict)
+    template_args: tuple[str, ...] = ()
+    expect: str | dict[str, str] | None = None    # "fail", or {"cuda": "fail", "vulkan/sg8": "fail"}
+    name: str | None = None                       # display id; default kernel[defines]
+    bytes: str | None = None                      # bytes moved, expression of the sizes (for GB/s)
+    flops: str | None = None                      # flops, expression of the sizes (for GFLOP/s)
+    bench_sizes: dict[str, int] | None = None     # problem size used by --bench (default: last size)
+    shared_mem: str | int = 0                     # dynamic shared memory bytes, expression
+    seed: int = 1234
+    translations: dict[str, str] = field(default_factory=dict)  # target -> hand-written file
+    manifests: dict[str, str] = field(default_factory=dict)     # target -> manifest json (default: file + .json)
+    targets: tuple[str, ...] | None = None        # restrict to these targets
+    skip: dict[str, str] = field(default_factory=dict)          # target -> reason
+    notes: str = ""
+
+    # filled by load_spec
+    spec_path: str = ""
+    index: int = 0
+
+    def __post_init__(self):
+        label = self.name or self.kernel
+        try:
+            self.sig = parse_signature(self.signature)
+            self.grid_dims = parse_launch(self.grid)
+            self.block_dims = parse_launch(self.block)
+            self.shared_expr = parse_expr(str(self.shared_mem))
+            self.bytes_expr = parse_expr(self.bytes) if self.bytes else None
+            self.flops_expr = parse_expr(self.flops) if self.flops else None
+        except SpecError as e:
+            raise SpecError(f"{label}: {e}") from None
+        if not self.sizes:
+            raise SpecError(f"{label}: at least one problem size is needed")
+        tols = [self.tol] if isinstance(self.tol, Tol) else list((self.tol or {}).values())
+        try:
+            for t in tols:
+                for v in (t.rtol, t.atol):
+                    if isinstance(v, str):
+                        parse_expr(v)
+        except SpecError as e:
+            raise SpecError(f"{label}: tol: {e}") from None
+        if not callable(self.reference):
+            raise SpecError(f"{label}: reference must be a function")
+        self.init = {k: _as_init(v) for k, v in self.init.items()}
+        names = {p.name for p in self.sig}
+        for key in self.init:
+            if key not in names:
+                raise SpecError(f"{label}: init for unknown parameter '{key}'")
+        if isinstance(self.expect, str) and self.expect != "fail" or isinstance(self.expect, dict) and any(
+                v != "fail" for v in self.expect.values()):
+            raise SpecError(f"{label}: expect must be 'fail' or a dict {{target or 'target/variant': 'fail'}}")
+        known = set(self.sizes[0]) | set(self.numeric_defines()) | {p.name for p in self.sig if not p.is_array}
+        for p in self.sig:
+            if not p.is_array and p.default is None and p.name not in self.sizes[0]:
+                raise SpecError(f"{label}: scalar '{p.name}' needs a default (= ...) or a size of that name")
+            for e in (p.shape or ()) + ((p.default,) if p.default else ()):
+                missing = e.names() - known
+                if missing:
+                    raise SpecError(f"{label}: '{p.name}' uses unknown name(s) {', '.join(sorted(missing))}")
+        for what, dims in (("grid", self.grid_dims), ("block", self.block_dims)):
+            for e in dims:
+                missing = e.names() - known
+                if missing:
+                    raise SpecError(f"{label}: {what} uses unknown name(s) {', '.join(sorted(missing))}")
+
+    # -- identity -------------------------------------------------------------------------------
+    @property
+    def id(self) -> str:
+        if self.name:
+            return self.name
+        if self.defines:
+            return f"{self.kernel}[{','.join(f'{k}={v}' for k, v in self.defines.items())}]"
+        return self.kernel
+
+    @property
+    def name_expression(self) -> str:
+        """How NVRTC should look the kernel up (template instantiations included)."""
+        if self.template_args:
+            return f"{self.kernel}<{', '.join(map(str, self.template_args))}>"
+        return self.kernel
+
+    @property
+    def base_dir(self) -> Path:
+        return Path(self.spec_path).parent
+
+    @property
+    def source_path(self) -> Path:
+        return self.base_dir / self.source
+
+    def translation_for(self, target: str, lang: str | None) -> tuple[Path, Path | None] | None:
+        """A hand-written translation named in the spec (by verify target or by language)."""
+        rel = self.translations.get(target) or (self.translations.get(lang) if lang else None)
+        if rel is None:
+            return None
+        path = self.base_dir / rel
+        manifest = self.manifests.get(target) or (self.manifests.get(lang) if lang else None)
+        mpath = self.base_dir / manifest if manifest else path.with_name(path.name + ".json")
+        return path, (mpath if mpath.exists() else None)
+
+    def define_flags(self) -> list[str]:
+        return [f"-D{k}" if v is None else f"-D{k}={v}" for k, v in self.defines.items()]
+
+    def numeric_defines(self) -> dict[str, int | float]:
+        return {k: v for k, v in self.defines.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+    def expect_for(self, target: str, variant: str | None = None) -> str | None:
+        """'fail' where the case is known to fail; dict keys are a target or 'target/variant'."""
+        if isinstance(self.expect, dict):
+            return self.expect.get(f"{target}/{variant}") or self.expect.get(target)
+        return self.expect
+
+    # -- evaluation -----------------------------------------------------------------------------
+    def env(self, sizes: dict[str, int]) -> dict[str, Any]:
+        env: dict[str, Any] = {**self.numeric_defines(), **sizes}
+        for p in self.sig:
+            if not p.is_array:
+                env[p.name] = p.default.eval(env) if p.default is not None else sizes[p.name]
+        return env
+
+    def launch(self, sizes: dict[str, int]) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+        env = self.env(sizes)
+        grid = [eval_int(e, env, "grid") for e in self.grid_dims] + [1, 1]
+        block = [eval_int(e, env, "block") for e in self.block_dims] + [1, 1]
+        if min(grid[:3]) < 1 or min(block[:3]) < 1:
+            raise SpecError(f"{self.id}: empty launch grid={grid[:3]} block={block[:3]} for sizes {sizes}")
+        return tuple(grid[:3]), tuple(block[:3])
+
+    def shared_bytes(self, sizes: dict[str, int]) -> int:
+        return eval_int(self.shared_expr, self.env(sizes), "shared_mem")
+
+    def make_args(self, sizes: dict[str, int]) -> dict[str, Any]:
+        """Every kernel argument in CUDA parameter order: arrays (ndarray) and scalars (numpy scalars)."""
+        env = self.env(sizes)
+        args: dict[str, Any] = {}
+        size_key = json.dumps(sizes, sort_keys=True).encode()
+        for p in self.sig:
+            if not p.is_array:
+                args[p.name] = _cast_scalar(env[p.name], p)
+                continue
+            shape = tuple(eval_int(e, env, f"shape of '{p.name}'") for e in p.shape)
+            if min(shape, default=1) < 0:
+                raise SpecError(f"{self.id}: negative shape {shape} for '{p.name}'")
+            rng = np.random.default_rng([self.seed, zlib.crc32(p.name.encode()), zlib.crc32(size_key)])
+            init = self.init.get(p.name) or _default_init(p)
+            args[p.name] = np.ascontiguousarray(init(rng, shape, p.np_dtype))
+        return args
+
+    def expected(self, args: dict[str, Any], sizes: dict[str, int]) -> dict[str, np.ndarray]:
+        """Run the NumPy reference on copies of the arguments; returns every out/inout array."""
+        outputs = self.sig.outputs
+        pool = {**self.numeric_defines(), **sizes,
+                **{k: (v.copy() if isinstance(v, np.ndarray) else v.item()) for k, v in args.items()}}
+        sig = inspect.signature(self.reference)
+        if any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values()):
+            kwargs = pool
+        else:
+            missing = [n for n in sig.parameters if n not in pool and sig.parameters[n].default is inspect._empty]
+            if missing:
+                raise SpecError(f"{self.id}: reference wants unknown argument(s) {', '.join(missing)}")
+            kwargs = {n: pool[n] for n in sig.parameters if n in pool}
+        result = self.reference(**kwargs)
+        if isinstance(result, dict):
+            got = dict(result)
+        elif isinstance(result, (tuple, list)):
+            got = dict(zip((p.name for p in outputs), result))
+        elif len(outputs) == 1:
+            got = {outputs[0].name: result}
+        else:
+            raise SpecError(f"{self.id}: reference must return a dict of {', '.join(p.name for p in outputs)}")
+        expected = {}
+        for p in outputs:
+            if p.name in got:
+                expected[p.name] = np.asarray(got[p.name])
+            elif p.direction == "inout":
+                expected[p.name] = args[p.name]    # not returned: must come back unchanged
+            else:
+                raise SpecError(f"{self.id}: reference did not return output '{p.name}'")
+        return expected
+
+    def tolerance(self, param: Param, sizes: dict[str, int] | None = None) -> Tol:
+        tol = DEFAULT_TOL[param.dtype]
+        if isinstance(self.tol, Tol) and param.np_dtype.kind == "f":
+            tol = self.tol
+        elif isinstance(self.tol, dict):
+            tol = self.tol.get(param.name) or self.tol.get(param.dtype) or tol
+        return tol.resolve(self.env(sizes or self.sizes[0]))
+
+    def metrics(self, sizes: dict[str, int]) -> dict[str, float]:
+        env = self.env(sizes)
+        out = {}
+        if self.bytes_expr is not None:
+            out["bytes"] = float(self.bytes_expr.eval(env))
+        if self.flops_expr is not None:
+            out["flops"] = float(self.flops_expr.eval(env))
+        return out
+
+
+def _default_init(p: Param) -> Init:
+    if p.direction == "out":
+        return poison()
+    if p.np_dtype.kind == "u":
+        return uniform(0, 100)
+    if p.np_dtype.kind == "i":
+        return uniform(-100, 100)
+    return uniform(-1.0, 1.0)
+
+
+def _cast_scalar(value: Any, p: Param):
+    dtype = p.np_dtype
+    if dtype.kind in "iu":
+        if isinstance(value, float) and not value.is_integer():
+            raise SpecError(f"scalar '{p.name}' ({p.dtype}) = {value} is not an integer")
+        info = np.iinfo(dtype)
+        if not info.min <= int(value) <= info.max:
+            raise SpecError(f"scalar '{p.name}' = {value} does not fit {p.dtype}")
+        return dtype.type(int(value))
+    return dtype.type(value)
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading
+
+def load_spec(path: str | Path) -> list[Case]:
+    path = Path(path).resolve()
+    module_name = f"cuport_spec_{zlib.crc32(str(path).encode()):08x}"
+    loader_spec = importlib.util.spec_from_file_location(module_name, path)
+    if loader_spec is None or loader_spec.loader is None:
+        raise SpecError(f"{path}: cannot load")
+    module = importlib.util.module_from_spec(loader_spec)
+    try:
+        loader_spec.loader.exec_module(module)
+    except SpecError as e:
+        raise SpecError(f"{path}: {e}") from None
+    cases = getattr(module, "KERNELS", None)
+    if not isinstance(cases, (list, tuple)) or not all(isinstance(c, Case) for c in cases):
+        raise SpecError(f"{path}: must define KERNELS = [Case(...), ...]")
+    ids = [c.id for c in cases]
+    dupes = {i for i in ids if ids.count(i) > 1}
+    if dupes:
+        raise SpecError(f"{path}: duplicate case ids {', '.join(sorted(dupes))} (give them name=...)")
+    for i, c in enumerate(cases):
+        c.spec_path, c.index = str(path), i
+    return list(cases)
+
+
+def find_specs(paths: list[str | Path]) -> list[tuple[Path, list[Case]]]:
+    """Spec files for command-line paths: a spec file, a directory (searched recursively), or a
+    source file (the spec beside it, restricted to cases of that source)."""
+    found: list[tuple[Path, list[Case]]] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            for spec in sorted(p.rglob(SPEC_FILENAME)):
+                found.append((spec, load_spec(spec)))
+        elif p.name == SPEC_FILENAME or p.suffix == ".py":
+            found.append((p, load_spec(p)))
+        elif p.exists():
+            spec = p.parent / SPEC_FILENAME
+            if not spec.exists():
+                raise SpecError(f"{p}: no {SPEC_FILENAME} beside it")
+            cases = [c for c in load_spec(spec) if c.source_path.resolve() == p.resolve()]
+            if not cases:
+                raise SpecError(f"{p}: {spec} has no case for this file")
+            found.append((spec, cases))
+        else:
+            raise SpecError(f"{p}: no such file or directory")
+    return found

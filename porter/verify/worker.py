@@ -1,0 +1,186 @@
+"""One verify worker process: `python -m porter.verify.worker` reads a job (JSON) on stdin and writes
+one result line per problem size on stdout, prefixed with MARK (drivers print on stdout too).
+
+A job is one case on one target and variant (e.g. a subgroup size) with a list of problem sizes;
+the source is compiled once and reused. After a runtime error the worker stops (a CUDA context that
+saw an illegal address is unusable); the runner starts a fresh worker for the remaining sizes.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import traceback
+from pathlib import Path
+
+MARK = "@@cuport-verify@@ "
+
+
+def _emit(result: dict) -> None:
+    sys.stdout.write(MARK + json.dumps(result, default=_jsonable) + "\n")
+    sys.stdout.flush()
+
+
+def _jsonable(o):
+    try:
+        return o.item()
+    except AttributeError:
+        return str(o)
+
+
+def translation(case, target: str) -> tuple[str, dict | None]:
+    """Source text (and manifest) that `target` runs: the original, a hand-written file, or the translator's."""
+    from porter.verify.backends import CompileError, Skip, translation_target
+    lang = translation_target(target)
+    if lang is None:
+        return case.source_path.read_text(), None
+    hand = case.translation_for(target, lang)
+    if hand:
+        path, mpath = hand
+        manifest = json.loads(mpath.read_text()) if mpath else None
+        if manifest and "kernel" not in manifest:          # {kernel: manifest}
+            manifest = manifest.get(case.kernel)
+        return path.read_text(), manifest
+    try:
+        from porter.translate import api
+    except ModuleNotFoundError as e:
+        raise Skip(f"no {lang} translation: {e.name} is not available") from None
+    if lang not in getattr(api, "TARGETS", {lang: None}):
+        raise Skip(f"no {lang} translation: the translator has no '{lang}' target yet")
+    # Defines are not passed to the translator: the backends hand them to their compilers (-D).
+    try:
+        res = api.translate_file(str(case.source_path), lang)
+    except ModuleNotFoundError as e:
+        # the translator is not (fully) there yet, or lacks a dependency here (libclang): environment
+        raise Skip(f"no {lang} translation here: {e}") from None
+    except Exception as e:
+        raise CompileError(f"translate to {lang} failed: {e.__class__.__name__}: {e}") from None
+    failed = getattr(res, "failed_kernels", {}) or {}
+    if case.kernel in failed:
+        raise CompileError(f"translator could not emit '{case.kernel}' for {lang}: {failed[case.kernel]}")
+    manifest = (res.manifests or {}).get(case.kernel)
+    if lang == "glsl":
+        text = (res.shaders or {}).get(case.kernel)
+        if text is None:
+            raise CompileError(f"translator produced no GLSL shader for '{case.kernel}'")
+        return text, manifest
+    return res.text, manifest
+
+
+def run_case(case, backend, target, variant, text, manifest, sizes, repeat) -> dict:
+    from porter.verify.backends import CompileError, Skip
+    from porter.verify.compare import compare
+    from porter.verify.spec import SpecError
+    base = {"sizes": sizes}
+    try:
+        args = case.make_args(sizes) if sizes is not None else {}
+        out = backend.run(case, text, manifest, sizes, args, variant=variant, repeat=repeat)
+    except CompileError as e:
+        return {**base, "status": "FAIL", "message": f"compile error: {e}"}
+    except Skip as e:
+        return {**base, "status": "skipped", "message": str(e)}
+    except SpecError as e:
+        return {**base, "status": "FAIL", "message": f"spec: {e}"}
+    except Exception as e:
+        tb = traceback.format_exc(limit=3)
+        return {**base, "status": "crash", "message": f"{e.__class__.__name__}: {e}", "fatal": True,
+                "traceback": tb}
+    result = {**base, "kernel_ms": out.kernel_ms, "info": out.info}
+    if out.outputs is None:
+        return {**result, "status": "pass", "message": "compiled (compile-only target)"}
+    try:
+        expected = case.expected(args, sizes)
+    except Exception as e:
+        return {**result, "status": "FAIL", "message": f"reference failed: {e.__class__.__name__}: {e}"}
+    comparisons = []
+    for p in case.sig.outputs:
+        tol = case.tolerance(p, sizes)
+        comparisons.append(compare(p.name, out.outputs[p.name], expected[p.name], tol.rtol, tol.atol))
+    bad = [c for c in comparisons if not c.ok]
+    result["comparisons"] = [c.as_dict() for c in comparisons]
+    if out.kernel_ms:
+        for key, value in case.metrics(sizes).items():
+            result["gbps" if key == "bytes" else "gflops"] = value / (out.kernel_ms * 1e-3) / 1e9
+    if bad:
+        more = f" (+{len(bad) - 1} more output(s))" if len(bad) > 1 else ""
+        return {**result, "status": "FAIL", "message": bad[0].message + more}
+    return {**result, "status": "pass", "message": "; ".join(c.message for c in comparisons)}
+
+
+def run_job(job: dict) -> None:
+    from porter.verify.backends import CompileError, Skip, Variant, load
+    from porter.verify.spec import load_spec
+    case = load_spec(job["spec"])[job["case"]]
+    target = job["target"]
+    variant = Variant.from_dict(job.get("variant") or {})
+    sizes_list = job["sizes"]
+    backend = load(target)
+
+    def all_sizes(status: str, message: str, **extra) -> None:
+        for sizes in sizes_list:
+            _emit({"sizes": sizes, "status": status, "message": message, **extra})
+
+    try:
+        text, manifest = translation(case, target)
+    except Skip as e:
+        return all_sizes("skipped", str(e))
+    except CompileError as e:
+        return all_sizes("FAIL", str(e))
+    info = {}
+    try:
+        if hasattr(backend, "prepare"):
+            info = backend.prepare(variant) or {}
+    except Skip as e:
+        return all_sizes("skipped", str(e))
+    except Exception as e:
+        return all_sizes("crash", f"device setup failed: {e.__class__.__name__}: {e}")
+    if variant.subgroup and info.get("subgroup_size") not in (None, variant.subgroup):
+        return all_sizes("skipped", f"device subgroup size is {info['subgroup_size']}, {variant.subgroup} requested")
+    for sizes in sizes_list:
+        result = run_case(case, backend, target, variant, text, manifest, sizes, int(job.get("repeat", 1)))
+        result["device"] = info.get("device", "")
+        result["subgroup_size"] = info.get("subgroup_size")
+        _emit(result)
+        if result.get("fatal"):
+            return
+
+
+def probe(target: str, timeout: float = 60.0) -> dict:
+    """Device facts of a backend, asked in a child process (drivers read their settings at start)."""
+    env = worker_env({})
+    try:
+        r = subprocess.run([sys.executable, "-m", "porter.verify.worker", "--probe", target], env=env,
+                           capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"probe of {target} timed out"}
+    for line in r.stdout.splitlines():
+        if line.startswith(MARK):
+            return json.loads(line[len(MARK):])
+    return {"error": (r.stderr.strip().splitlines() or ["probe failed"])[-1]}
+
+
+def worker_env(extra: dict[str, str]) -> dict[str, str]:
+    env = {**os.environ, **extra}
+    root = str(Path(__file__).resolve().parents[2])        # so `-m porter...` works from any directory
+    env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    return env
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--probe"]:
+        from porter.verify.backends import load
+        backend = load(argv[1])
+        try:
+            info = backend.probe_info() if hasattr(backend, "probe_info") else backend.prepare(None)
+        except Exception as e:
+            info = {"error": f"{e.__class__.__name__}: {e}"}
+        _emit(info)
+        return 0
+    run_job(json.load(sys.stdin))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

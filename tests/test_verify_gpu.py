@@ -1,0 +1,25 @@
+"""CUDA and HIP-on-NVIDIA through NVRTC: only on a machine with an NVIDIA GPU and CuPy."""
+import pytest
+
+from porter.verify.runner import Runner
+from porter.verify.spec import find_specs
+from verify_fixtures.helpers import by_key, run
+
+pytestmark = pytest.mark.gpu
+
+
+def test_cuda_and_hip_nvidia_run_saxpy():
+    res = by_key(run(["saxpy"], ["cuda", "hip-nvidia"]))
+    for target in ("cuda", "hip-nvidia"):
+        for n in (1000, 4096):
+            r = res[("saxpy", target, "-", n)]
+            assert r.status == "pass", r.message
+            assert r.subgroup_size == 32
+
+
+def test_seed_sgemm_is_an_expected_failure_and_the_fixed_one_passes():
+    cases = [c for _, cs in find_specs(["examples/sgemm"]) for c in cs]
+    results = Runner(["cuda"], timeout=120).run(cases)
+    status = {(r.case, (r.sizes or {}).get("M")): r.status for r in results}
+    assert status[("sgemm_optimized", 128)] == "xfail"
+    assert all(s == "pass" for (case, _), s in status.items() if case == "sgemm_fixed"), results
