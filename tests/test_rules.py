@@ -31,5 +31,5 @@ def test_every_rule_has_a_fixture_and_doc():
         for heading in ("## What it does", "## Why is this bad?", "## Example", "## Use instead", "## Fix safety",
                         "## References"):
             assert heading in doc, f"{code} doc lacks {heading}"
-        if code not in ("CP000", "CP001", "CP002"):
+        if code not in ("CP000", "CP001", "CP002", "CP907"):   # CP907 is reported by the translators
             assert code in have, f"{code} has no fixture"

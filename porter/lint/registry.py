@@ -25,6 +25,20 @@ CODES: list[tuple[str, str, str, str]] = [
     ("CP402", "padding-unused", "P", "padding_unused"),
     ("CP501", "shared-over-nvidia-default", "B", "shared_over_nvidia_default"),
     ("CP502", "shared-over-amd-lds", "B", "shared_over_amd_lds"),
+    ("CP601", "block-not-multiple-of-64", "P", "block_not_multiple_of_64"),
+    ("CP602", "launch-bounds-semantics", "P", "launch_bounds_semantics"),
+    ("CP701", "barrier-divergence", "C", "barrier_divergence"),
+    ("CP702", "shared-memory-race", "C", "shared_memory_race"),
+    ("CP703", "shared-index-out-of-bounds", "C", "shared_index_out_of_bounds"),
+    ("CP801", "lane-divergent-branch", "P", "lane_divergent_branch"),
+    ("CP802", "uncoalesced-global-access", "P", "uncoalesced_global_access"),
+    ("CP901", "inline-ptx", "B", "inline_ptx"),
+    ("CP902", "warp-matrix-api", "B", "warp_matrix_api"),
+    ("CP903", "cg-tile-over-32", "C", "cg_tile_over_32"),
+    ("CP904", "target-specific-intrinsic", "B", "target_specific_intrinsic"),
+    ("CP905", "dynamic-parallelism", "B", "dynamic_parallelism"),
+    ("CP906", "vulkan-optional-feature", "B", "vulkan_optional_feature"),
+    ("CP907", "untranslatable-construct", "B", "untranslatable_construct"),
 ]
 
 SEVERITY_LEVEL = {"C": "error", "B": "error", "P": "warning"}

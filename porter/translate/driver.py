@@ -1,0 +1,176 @@
+"""The kernel translators' pipeline (GLSL and OpenCL share it): the linter's safe portability fixes on the CUDA
+text, one model of the fixed text, one emitter run per kernel (per instantiation for templates), then the
+target assembles files and manifests. Constructs a target cannot express become CP9xx diagnostics and the
+kernel is listed in failed_kernels with no output; portability findings that remain are reported."""
+from __future__ import annotations
+
+import time
+from types import SimpleNamespace
+
+from porter.diagnostics import Diagnostic
+from porter.frontend.parse import ParseOptions
+from porter.lint.registry import RULES
+from porter.source import SourceFile, read_source
+from porter.translate import ctype as ct
+from porter.translate.api import TranslationResult
+from porter.translate.emitter import KernelEmitter, Unit
+from porter.translate.launch import instances, launch_shapes
+from porter.translate.target import TranslationError
+
+# lint families reported with a translation: warp-size assumptions and warp-synchronous code (the lane-mask
+# rules CP2xx concern HIP's 64-bit masks; these targets drop masks and refuse partial ones themselves)
+REPORTED_FAMILIES = ("CP1", "CP3")
+
+
+def parse_defines(defines) -> dict:
+    out = {}
+    for d in defines or ():
+        name, _, value = str(d).partition("=")
+        out[name.strip()] = value.strip() if value else "1"
+    return out
+
+
+def make_diagnostic(source: SourceFile, code: str, start: int, end: int, message: str,
+                    severity: str | None = None, **extra) -> Diagnostic:
+    info = RULES.get(code)
+    d = Diagnostic(code=code, message=message, filename=source.path, start=start, end=end,
+                   severity=severity or (info.level if info else "error"), name=info.name if info else "",
+                   url=info.url if info else "", extra=extra)
+    return source.locate(d)
+
+
+def _lint_and_fix(source, popts, enabled_fixes: bool):
+    from porter.translate.hip import lint_and_fix
+    ns = SimpleNamespace(portability_fixes=enabled_fixes, parse_options=popts, settings=None)
+    return lint_and_fix(source, ns)
+
+
+def translate_path(path: str, target_name: str, target, text: str | None = None, *, defines=(), include_dirs=(),
+                   extra_args=(), compile_commands=None, header_mode: str = "light", kernel: str | None = None,
+                   portability_fixes: bool = True, validate: bool = False, **options) -> TranslationResult:
+    t0 = time.perf_counter()
+    source = SourceFile(path, text) if text is not None else read_source(path)
+    # -D NAME=VALUE naming a template parameter instantiates templates; it must not reach the preprocessor
+    tparams = _template_param_names(source.text)
+    pp_defines = [d for d in (defines or ()) if str(d).partition("=")[0].strip() not in tparams]
+    popts = ParseOptions(include_dirs=list(include_dirs or ()), defines=pp_defines,
+                         extra_args=list(extra_args or ()), compile_commands=compile_commands,
+                         header_mode=header_mode)
+    model, lint_diags, fixed = _lint_and_fix(source, popts, portability_fixes)
+    fsrc = model.source
+    result = TranslationResult(path, target_name)
+    result.extra["fixes_applied"] = dict(fixed)
+    if fsrc.text != source.text:
+        result.extra["fixed_source"] = fsrc.text
+    unit = Unit(model, target, options)
+    dmap = parse_defines(defines)
+    outputs = []
+    kernels = [f for f in model.kernels if kernel is None or f.name == kernel or
+               (kernel.split("<")[0] == f.name)]
+    if kernel is not None and not kernels:
+        result.failed_kernels[kernel] = "no such kernel in this file"
+    seen = set()
+    for fn in kernels:
+        if id(fn.node) in seen:
+            continue
+        seen.add(id(fn.node))
+        shapes = launch_shapes(model, fn.name)
+        if fn.is_template:
+            insts = instances(model, fn, dmap)
+            if not insts:
+                msg = (f"template kernel `{fn.name}` is never instantiated (no launch site, no explicit "
+                       "instantiation): pass its template parameters with -D NAME=VALUE")
+                result.failed_kernels[fn.name] = msg
+                at = _name_offset(fsrc, fn)
+                result.diagnostics.append(make_diagnostic(fsrc, "CP907", at, at + len(fn.name), msg))
+                continue
+            jobs = []
+            for inst in insts:
+                subst = {k: (v if isinstance(v, int) else ct.parse(str(v).replace("struct ", ""), None,
+                                                                    unit.struct_names))
+                         for k, v in inst.args.items()}
+                label = fn.name if len(insts) == 1 else f"{fn.name}<{inst.label}>"
+                shape = next((s for s, ls in zip(shapes, [x for x in model.launches if x.kernel == fn.name])
+                              if inst.node is not None and ls.node is inst.node), shapes[0] if shapes else None)
+                jobs.append((label, subst, shape, inst))
+        else:
+            jobs = [(fn.name, {}, shapes[0] if shapes else None, None)]
+        for label, subst, shape, inst in jobs:
+            if kernel is not None and "<" in kernel and label != kernel:
+                continue
+            em = KernelEmitter(unit, fn, subst, shape, label)
+            em.instance = inst
+            em.shapes = shapes
+            try:
+                em.run()
+            except TranslationError as exc:
+                result.failed_kernels[label] = f"{exc.code}: {exc.message}"
+                result.diagnostics.append(make_diagnostic(fsrc, exc.code, exc.start, exc.end,
+                                                          f"kernel `{label}` not translated: {exc.message}",
+                                                          kernel=label))
+                continue
+            outputs.append((label, em, shape))
+    target.assemble(result, outputs, unit)
+    # the notes kernels were emitted with, and the portability findings the fixes did not remove
+    for label, em, _shape in outputs:
+        for code, node, message, severity in em.notes:
+            s, e = (node.start, node.end) if node is not None else (em.fn.node.start, em.fn.node.start)
+            result.diagnostics.append(make_diagnostic(fsrc, code, s, e, f"{label}: {message}", severity,
+                                                      kernel=label))
+    lowered = [sp for _l, em, _s in outputs for sp in em.lowered_spans]
+    remaining = [d for d in lint_diags if d.code == "CP000" or d.code.startswith(REPORTED_FAMILIES)]
+    if fixed:
+        # findings without a fix on the original text stay true when other fixes rewrote their evidence
+        # (`partial[32]` indexed by `tid / 32` is still 32 entries after `/ 32` became `/ warpSize`)
+        seen = {(d.code, d.row) for d in remaining}
+        for d in _lint_original(source, popts):
+            if d.fix is None and d.code.startswith(REPORTED_FAMILIES) and (d.code, d.row) not in seen:
+                d.message += " (reported on the source before the portability fixes)"
+                remaining.append(d)
+    for d in remaining:
+        if d.code != "CP000" and not _in_device_code(model, d.start):
+            continue
+        if any(a <= d.start < b for a, b in lowered) and d.code.startswith(("CP10", "CP30")):
+            d.severity = "info"
+            d.message += " (translated with work-group barriers: exact for any subgroup size)"
+        d.extra = dict(d.extra or {}, in_fixed_source=bool(fixed))
+        result.diagnostics.append(d)
+    result.diagnostics.sort(key=Diagnostic.sort_key)
+    if validate:
+        from porter.translate.validate import validate_result
+        result.extra["validation"] = validate_result(result)
+    result.extra["seconds"] = round(time.perf_counter() - t0, 4)
+    return result
+
+
+def _template_param_names(text: str) -> set:
+    import re
+    names = set()
+    for m in re.finditer(r"\btemplate\s*<([^<>]*)>", text):
+        for part in m.group(1).split(","):
+            part = part.split("=")[0].strip()
+            w = re.findall(r"[A-Za-z_]\w*", part)
+            if w:
+                names.add(w[-1])
+    return names
+
+
+def _name_offset(src, fn) -> int:
+    data = src.data
+    i = data.find(fn.name.encode() + b"(", fn.node.start, fn.node.end)
+    if i < 0:
+        i = data.find(fn.name.encode(), fn.node.start, fn.node.end)
+    return i if i >= 0 else fn.node.start
+
+
+def _lint_original(source, popts):
+    from porter.frontend.build import build_model
+    from porter.translate.hip import _lint, portability_codes
+    return _lint(build_model(source, popts), portability_codes(), None)
+
+
+def _in_device_code(model, offset) -> bool:
+    for f in model.functions:
+        if f.is_device_code and f.node.start <= offset < f.node.end:
+            return True
+    return False

@@ -1,0 +1,170 @@
+"""`cuport translate --to glsl|opencl FILE... [-o DIR] [--manifest] [-D NAME=VALUE] [--kernel NAME] [--validate]`.
+
+GLSL: one compute shader per kernel. Without -o they go to stdout (separated by `// ---- NAME.comp ----`
+lines when there are several); with `-o DIR` each is written to DIR/NAME.comp and, with --manifest, its host
+manifest to DIR/NAME.json. OpenCL: one .cl file per input (stdout, `-o FILE.cl`, or `-o DIR`), manifests to
+DIR/STEM.json. Diagnostics go to stderr as `path:line:col: CODE message`.
+
+Exit status: 0 every kernel translated (and validated with --validate); 1 a kernel was not translated, the
+file did not parse, or validation failed; 2 usage or I/O error."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+
+
+def _has(parser, opt: str) -> bool:
+    return opt in getattr(parser, "_option_string_actions", {}) or \
+        opt in getattr(getattr(parser, "parser", None), "_option_string_actions", {})
+
+
+def add_arguments(parser) -> None:
+    """Options of the kernel translators; options the parser already has (shared with --to hip) are kept."""
+    def add(*names, **kw):
+        names = [n for n in names if not _has(parser, n)]
+        if names:
+            parser.add_argument(*names, **kw)
+
+    actions = getattr(parser, "_actions", None) or getattr(getattr(parser, "parser", None), "_actions", [])
+    if not any(a.dest == "paths" for a in actions):
+        parser.add_argument("paths", nargs="*", metavar="PATH", help="CUDA files to translate")
+    add("-o", "--output", dest="output", metavar="PATH",
+        help="glsl: directory for NAME.comp (and NAME.json); opencl: FILE.cl or a directory (default: stdout)")
+    add("--output-dir", dest="output_dir", metavar="DIR", help="same as -o DIR")
+    add("--manifest", dest="manifest", action="store_true",
+        help="glsl / opencl: also write the host manifest (JSON) of every kernel")
+    add("--kernel", dest="kernel", metavar="NAME", help="glsl / opencl: translate only this kernel")
+    add("--validate", dest="validate", action="store_true",
+        help="glsl: glslangValidator + spirv-val; opencl: build with the first OpenCL device (PoCL)")
+    add("--float-atomics", dest="float_atomics", choices=("ext", "cas"), default="ext",
+        help="glsl: float atomicAdd through GL_EXT_shader_atomic_float (ext, default) or a compare-and-swap loop")
+    add("--opencl-subgroups", dest="opencl_subgroups", choices=("none", "khr"), default="none",
+        help="opencl: warps as single work-items (none, default; OpenCL 1.2) or cl_khr_subgroups (khr)")
+    add("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
+        help="define a macro (also sets template parameters of kernels)")
+    add("-I", dest="include_dirs", action="append", default=[], metavar="DIR", help="add an include directory")
+    add("--extra-arg", dest="extra_args", action="append", default=[], metavar="ARG", help="pass ARG to clang")
+    add("-p", dest="compile_commands", metavar="PATH", help="compile_commands.json or the directory holding it")
+    add("--header-mode", dest="header_mode", choices=("light", "full"), default="light",
+        help="light: cuport's header stubs (fast); full: the system's headers")
+    add("--no-portability-fixes", dest="no_portability_fixes", action="store_true",
+        help="do not apply the linter's safe warp-size fixes before translating")
+    add("-q", "--quiet", dest="quiet", action="store_true", help="do not print diagnostics")
+    add("--exit-zero", dest="exit_zero", action="store_true", help="exit 0 even when a kernel was not translated")
+
+
+def _opt(args, name, default=None):
+    v = getattr(args, name, default)
+    return default if v is None else v
+
+
+def safe_name(label: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", label).strip("_") or "kernel"
+
+
+def _write(path: str, text: str) -> None:
+    from porter.source import write_atomic
+    write_atomic(path, text.encode("utf-8"))
+
+
+def main(args) -> int:
+    from porter.source import SourceError
+    from porter.translate.api import translate_file
+    target = _opt(args, "to", "glsl")
+    paths = list(_opt(args, "paths", []) or [])
+    if not paths:
+        print(f"cuport translate --to {target}: error: no input files", file=sys.stderr)
+        return 2
+    out = _opt(args, "output_dir") or _opt(args, "output")
+    status = 0
+    options = {"defines": _opt(args, "defines", []), "include_dirs": _opt(args, "include_dirs", []),
+               "extra_args": _opt(args, "extra_args", []), "compile_commands": _opt(args, "compile_commands"),
+               "header_mode": _opt(args, "header_mode", "light"), "kernel": _opt(args, "kernel"),
+               "portability_fixes": not _opt(args, "no_portability_fixes", False),
+               "validate": bool(_opt(args, "validate", False))}
+    if target == "glsl":
+        options["float_atomics"] = _opt(args, "float_atomics", "ext")
+    else:
+        options["subgroups"] = _opt(args, "opencl_subgroups", "none")
+    if out and target == "glsl" and os.path.exists(out) and not os.path.isdir(out):
+        print(f"cuport translate --to glsl: error: -o {out}: not a directory (GLSL writes one shader per kernel)",
+              file=sys.stderr)
+        return 2
+    for path in paths:
+        try:
+            res = translate_file(path, target, **options)
+        except SourceError as exc:
+            print(f"cuport translate: error: {exc}", file=sys.stderr)
+            status = max(status, 2)
+            continue
+        if not _opt(args, "quiet", False):
+            for d in res.diagnostics:
+                print(f"{d.filename}:{d.row}:{d.column}: {d.code} [{d.severity}] {d.message}", file=sys.stderr)
+        if res.failed_kernels or res.parse_errors:
+            status = max(status, 1)
+        try:
+            if target == "glsl":
+                _emit_glsl(res, out, bool(_opt(args, "manifest", False)), len(paths) > 1)
+            else:
+                _emit_opencl(res, out, bool(_opt(args, "manifest", False)))
+        except OSError as exc:
+            print(f"cuport translate: error: {exc}", file=sys.stderr)
+            return 2
+        validation = res.extra.get("validation") or {}
+        for name, v in validation.items():
+            state = "ok" if v["ok"] else ("skipped" if v["skipped"] else "FAILED")
+            line = f"{path}: {name}: validation {state}"
+            if v.get("steps"):
+                line += f" ({', '.join(v['steps'])})"
+            if v.get("reason"):
+                line += f": {v['reason']}"
+            print(line, file=sys.stderr)
+            if not v["ok"]:
+                if not v["skipped"]:
+                    status = max(status, 1)
+                    if v.get("log"):
+                        print(v["log"].rstrip(), file=sys.stderr)
+    if _opt(args, "exit_zero", False) and status == 1:
+        return 0
+    return status
+
+
+def _emit_glsl(res, out, manifest: bool, many: bool) -> None:
+    stem = os.path.splitext(os.path.basename(res.path))[0]
+    names = {k: (f"{stem}.{safe_name(k)}" if many else safe_name(k)) for k in res.shaders}
+    if out:
+        os.makedirs(out, exist_ok=True)
+        for k, text in res.shaders.items():
+            _write(os.path.join(out, names[k] + ".comp"), text)
+            if manifest:
+                _write(os.path.join(out, names[k] + ".json"), json.dumps(res.manifests[k], indent=2) + "\n")
+        return
+    parts = []
+    for k, text in res.shaders.items():
+        if len(res.shaders) > 1 or manifest:
+            parts.append(f"// ---- {names[k]}.comp ----\n")
+        parts.append(text)
+    if manifest and res.manifests:
+        parts.append("// ---- manifest.json ----\n" + json.dumps(res.manifests, indent=2) + "\n")
+    sys.stdout.write("".join(parts))
+
+
+def _emit_opencl(res, out, manifest: bool) -> None:
+    stem = os.path.splitext(os.path.basename(res.path))[0]
+    if not res.text:
+        return
+    if out:
+        if os.path.isdir(out) or out.endswith(os.sep) or not os.path.splitext(out)[1]:
+            os.makedirs(out, exist_ok=True)
+            cl_path = os.path.join(out, stem + ".cl")
+        else:
+            cl_path = out
+        _write(cl_path, res.text)
+        if manifest:
+            _write(os.path.splitext(cl_path)[0] + ".json", json.dumps(res.manifests, indent=2) + "\n")
+        return
+    sys.stdout.write(res.text)
+    if manifest:
+        sys.stdout.write("// ---- manifest.json ----\n" + json.dumps(res.manifests, indent=2) + "\n")

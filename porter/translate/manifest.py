@@ -1,0 +1,215 @@
+"""Host manifests (docs/translate-api.md): everything a host program needs to dispatch a translated kernel
+without reading its source: bindings, push-constant layout, local size and specialization constants,
+extensions and device features, and the dispatch formula. Layouts are computed here once and both the
+shader text and the manifest are written from them, so they cannot disagree."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from porter.translate import ctype as ct
+from porter.translate.ctype import CType
+
+PUSH_LIMIT = 128          # bytes every Vulkan device supports (maxPushConstantsSize minimum)
+DEFAULT_LOCAL_SIZE = [256, 1, 1]
+
+_GLSL_NAMES = {"bool": "bool", "i8": "int8_t", "u8": "uint8_t", "i16": "int16_t", "u16": "uint16_t",
+               "i32": "int", "u32": "uint", "i64": "int64_t", "u64": "uint64_t", "f16": "float16_t",
+               "f32": "float", "f64": "double"}
+_VEC_NAMES = {"f32": "vec", "f64": "dvec", "i32": "ivec", "u32": "uvec", "i64": "i64vec", "u64": "u64vec",
+              "i16": "i16vec", "u16": "u16vec", "i8": "i8vec", "u8": "u8vec", "f16": "f16vec", "bool": "bvec"}
+_CL_NAMES = {"bool": "bool", "i8": "char", "u8": "uchar", "i16": "short", "u16": "ushort", "i32": "int",
+             "u32": "uint", "i64": "long", "u64": "ulong", "f16": "half", "f32": "float", "f64": "double"}
+
+
+def type_name(t: CType) -> str:
+    """Manifest type names: float, int, uint, double, int64_t, uint64_t (as in the contract), vecN, struct S."""
+    if t.kind == "scalar":
+        return _GLSL_NAMES[t.name]
+    if t.kind == "vector":
+        return f"{_VEC_NAMES[t.elem.name]}{t.n}"
+    if t.kind == "struct":
+        return f"struct {t.name}"
+    if t.kind == "array":
+        return type_name(t.elem) + "".join(f"[{d}]" for d in t.dims)
+    return ct.spell(t)
+
+
+def c_layout(t: CType, structs: dict) -> tuple[int, int]:
+    """(sizeof, alignof) in CUDA C."""
+    if t.kind == "scalar":
+        s = ct.SCALARS[t.name][0] // 8 if t.name != "bool" else 1
+        return s, s
+    if t.kind == "vector":
+        es = ct.SCALARS[t.elem.name][0] // 8
+        size = es * t.n
+        align = es * (t.n if t.n in (2, 4) else 1) if t.n != 3 else es
+        return size, min(align, 16)
+    if t.kind == "struct":
+        off, al = 0, 1
+        for _n, ft in structs[t.name]:
+            s, a = c_layout(ft, structs)
+            off = (off + a - 1) // a * a + s
+            al = max(al, a)
+        return (off + al - 1) // al * al, al
+    if t.kind == "array":
+        s, a = c_layout(t.elem, structs)
+        n = 1
+        for d in t.dims:
+            n *= d
+        return s * n, a
+    raise ValueError(t)
+
+
+def struct_offsets(name: str, structs: dict, layout: str) -> list[tuple[str, CType, int, int]]:
+    """[(field, type, offset, size)] of a struct in C ("c") or a Vulkan block layout ("std430" / "std140")."""
+    out, off = [], 0
+    for fname, ft in structs[name]:
+        s, a = c_layout(ft, structs) if layout == "c" else ct.size_align(ft, layout, structs)
+        off = (off + a - 1) // a * a
+        out.append((fname, ft, off, s))
+        off += s
+    return out
+
+
+def layout_matches_c(t: CType, structs: dict, layout: str) -> bool:
+    """A value of type t has the same bytes in CUDA C and in the block layout (so the host can copy it)."""
+    if t.kind == "scalar":
+        return t.name != "bool"
+    if t.kind == "vector":
+        return t.n != 3
+    if t.kind == "struct":
+        a = struct_offsets(t.name, structs, "c")
+        b = struct_offsets(t.name, structs, layout)
+        if [(x[2], x[3]) for x in a] != [(x[2], x[3]) for x in b]:
+            return False
+        if c_layout(t, structs)[0] != ct.size_align(t, layout, structs)[0]:
+            return False
+        return all(layout_matches_c(ft, structs, layout) for _n, ft, _o, _s in a)
+    return False
+
+
+@dataclass
+class ScalarSlot:
+    name: str
+    cuda_name: str
+    type: CType
+    offset: int
+    size: int
+
+
+@dataclass
+class ParamLayout:
+    """Where the by-value parameters go: a push-constant block, or a uniform block beyond 128 bytes."""
+    slots: list = field(default_factory=list)
+    size: int = 0
+    uniform: bool = False
+    binding: int | None = None
+
+
+def param_layout(scalars: list[dict], structs: dict, first_free_binding: int) -> ParamLayout:
+    def place(layout):
+        slots, off = [], 0
+        for s in scalars:
+            size, align = ct.size_align(s["type"], layout, structs)
+            off = (off + align - 1) // align * align
+            slots.append(ScalarSlot(s["name"], s["cuda_name"], s["type"], off, size))
+            off += size
+        return slots, off
+    slots, size = place("std430")
+    if size <= PUSH_LIMIT:
+        return ParamLayout(slots, (size + 3) // 4 * 4, False, None)
+    slots, size = place("std140")
+    return ParamLayout(slots, (size + 15) // 16 * 16, True, first_free_binding)
+
+
+def access_of(info: dict, rw: set) -> str:
+    if info["const"] or rw == {"r"} or not rw:
+        return "readonly"
+    if rw == {"w"}:
+        return "writeonly"
+    return "readwrite"
+
+
+def glsl_manifest(label, em, shape, local_size, local_known, buffers, playout: ParamLayout, spec_constants,
+                  structs) -> dict:
+    params = []
+    buf_by_name = {b["name"]: b for b in buffers}
+    slot_by_name = {s.name: s for s in playout.slots}
+    for p in em.params:
+        info = p["info"]
+        if p["kind"] == "buffer":
+            b = buf_by_name[info["cuda_name"]]
+            params.append({"name": p["name"], "kind": "buffer", "binding": b["binding"], "type": b["type"]})
+        else:
+            s = slot_by_name[info["name"]]
+            params.append({"name": p["name"], "kind": "uniform" if playout.uniform else "push",
+                           "offset": s.offset, "type": type_name(s.type), "size": s.size})
+    members = []
+    for s in playout.slots:
+        m = {"name": s.cuda_name, "offset": s.offset, "type": type_name(s.type), "size": s.size}
+        if s.type.kind == "struct":
+            m["fields"] = [{"name": f, "offset": s.offset + o, "type": type_name(t), "size": sz}
+                           for f, t, o, sz in struct_offsets(s.type.name, structs,
+                                                             "std140" if playout.uniform else "std430")]
+        members.append(m)
+    grid = shape.grid if shape is not None else ["?", "?", "?"]
+    man = {
+        "kernel": label,
+        "cuda_kernel": em.fn.name,
+        "target": "glsl",
+        "entry_point": "main",
+        "params": params,
+        "buffers": [{k: v for k, v in b.items() if not k.startswith("_")} for b in buffers],
+        "push_constants": [] if playout.uniform else members,
+        "push_constant_size": 0 if playout.uniform else playout.size,
+        "uniform_block": ({"set": 0, "binding": playout.binding, "layout": "std140", "size": playout.size,
+                           "members": members} if playout.uniform else None),
+        "local_size": list(local_size),
+        "local_size_known": local_known,
+        "local_size_spec_ids": [0, 1, 2],
+        "spec_constants": spec_constants,
+        "shared_bytes": em.shared_bytes(),
+        "extensions": list(em.extensions),
+        "features": list(em.features),
+        "subgroup_operations": list(em.subgroup_ops),
+        "min_subgroup_size": em.min_subgroup,
+        "dispatch": "workgroups = CUDA grid (x, y, z); local size = CUDA block via spec ids 0,1,2",
+        "launch": {"grid": grid, "block": shape.block if shape is not None else [None, None, None],
+                   "dynamic_shared_bytes": shape.shmem if shape is not None else 0},
+    }
+    if em.instance is not None:
+        man["template_args"] = {k: (v if isinstance(v, int) else str(v)) for k, v in em.instance.args.items()}
+    return man
+
+
+def opencl_manifest(label, em, shape, local_size, local_known, params, local_args) -> dict:
+    grid = shape.grid if shape is not None else ["?", "?", "?"]
+    man = {
+        "kernel": label,
+        "cuda_kernel": em.fn.name,
+        "target": "opencl",
+        "entry_point": em.cl_name,
+        "params": params,
+        "local_args": local_args,
+        "local_size": list(local_size),
+        "local_size_known": local_known,
+        "shared_bytes": em.shared_bytes(),
+        "extensions": list(em.extensions),
+        "warp_size": em.cl_warp_size,
+        "dispatch": "global size = CUDA grid * block per dimension; local size = CUDA block",
+        "launch": {"grid": grid, "block": shape.block if shape is not None else [None, None, None],
+                   "dynamic_shared_bytes": shape.shmem if shape is not None else 0},
+    }
+    if em.instance is not None:
+        man["template_args"] = {k: (v if isinstance(v, int) else str(v)) for k, v in em.instance.args.items()}
+    return man
+
+
+def cl_type_name(t: CType) -> str:
+    if t.kind == "scalar":
+        return _CL_NAMES[t.name]
+    if t.kind == "vector":
+        return f"{_CL_NAMES[t.elem.name]}{t.n}"
+    if t.kind == "struct":
+        return f"struct {t.name}"
+    return ct.spell(t)

@@ -1,0 +1,701 @@
+"""OpenCL C 1.2 from the same walk as GLSL; only the differences are here. C keeps its pointers (with address
+spaces inferred from where they point), C's implicit conversions and most math names. OpenCL 1.2 has no
+sub-groups: by default a warp is one work-item (warpSize 1, shuffles return the caller's value, ballots are
+the caller's bit), which is exact for code written against warpSize and reported as a diagnostic;
+`subgroups="khr"` emits cl_khr_subgroups / cl_khr_subgroup_shuffle* calls instead."""
+from __future__ import annotations
+
+import math
+import re
+
+from porter.translate import ctype as ct
+from porter.translate.ctype import F32, F64, I32, U32, CType
+from porter.translate.emitter import PtrBinding, Root
+from porter.translate.manifest import DEFAULT_LOCAL_SIZE, cl_type_name, opencl_manifest
+from porter.translate.target import PREC_PRIMARY, PREC_UNARY, E, Target, literal_int_text, wrap
+
+RESERVED = frozenset("""
+kernel __kernel global __global local __local constant __constant private __private read_only write_only
+read_write __read_only __write_only __read_write image1d_t image2d_t image3d_t sampler_t event_t half
+bool2 bool3 bool4 char2 char4 uchar2 uchar4 short2 short4 ushort2 ushort4 int2 int3 int4 uint2 uint3 uint4
+long2 long4 ulong2 ulong4 float2 float3 float4 double2 double3 double4 uchar ushort uint ulong complex imaginary
+auto break case char const continue default do double else enum extern float for goto if inline int long
+register restrict return short signed sizeof static struct switch typedef union unsigned void volatile while
+get_global_id get_local_id get_group_id get_local_size get_num_groups get_global_size barrier mem_fence
+""".split())
+
+_MATH = {"sqrt", "rsqrt", "cbrt", "exp", "exp2", "exp10", "expm1", "log", "log2", "log10", "log1p", "sin", "cos",
+         "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "fabs", "floor", "ceil",
+         "round", "trunc", "rint", "erf", "erfc", "lgamma", "tgamma", "pow", "fmin", "fmax", "fmod", "atan2",
+         "hypot", "copysign", "fdim", "remainder", "fma", "nearbyint", "sinpi", "cospi", "logb"}
+_RENAME = {"nearbyint": "rint", "rcbrt": None}
+_FAST = {"__expf": "exp", "__logf": "log", "__log2f": "log2", "__log10f": "log10", "__sinf": "sin",
+         "__cosf": "cos", "__tanf": "tan", "__powf": "pow", "__exp10f": "exp10", "__fsqrt_rn": "sqrt",
+         "__fmaf_rn": "fma", "__fma_rn": "fma", "__dsqrt_rn": "sqrt"}
+_SHUFFLES = {"__shfl_sync": "idx", "__shfl_up_sync": "up", "__shfl_down_sync": "down", "__shfl_xor_sync": "xor",
+             "__shfl": "idx", "__shfl_up": "up", "__shfl_down": "down", "__shfl_xor": "xor"}
+_ATOMIC_CL = {"atomicAdd": "atomic_add", "atomicSub": "atomic_sub", "atomicExch": "atomic_xchg",
+              "atomicMin": "atomic_min", "atomicMax": "atomic_max", "atomicAnd": "atomic_and",
+              "atomicOr": "atomic_or", "atomicXor": "atomic_xor"}
+_SPACE = {"global": "__global", "local": "__local", "private": "", "constant": "__constant"}
+
+
+class OpenclTarget(Target):
+    name = "opencl"
+    display_name = "OpenCL C 1.2"
+    native_pointers = True
+    c_conversions = True
+    reserved = RESERVED
+    keep_comments = True
+    lower_warp_sync = True
+    named_constants = True
+    named_template_params = False     # one file for every instantiation: substitute the values
+    size_t_64 = True
+    ballot_type = U32
+    file_extension = ".cl"
+
+    def __init__(self, **options):
+        super().__init__(**options)
+        self.subgroups = options.get("subgroups", "none")
+        if self.subgroups not in ("none", "khr"):
+            raise ValueError("subgroups must be 'none' or 'khr'")
+
+    # ------------------------------------------------------------------ kernel frame
+    def begin_kernel(self, em):
+        em.prologue = []
+        em.local_decls = []
+        em.cl_warp_size = 1 if self.subgroups == "none" else None
+        em.cl_name = re.sub(r"\W+", "_", em.label).strip("_")
+        em.warp_emulated = None
+
+    def end_kernel(self, em):
+        structs = {k: em.struct_fields(k) for k in em.struct_used}
+        params, local_args, manifest_params = [], [], []
+        for i, p in enumerate(em.params):
+            info = p["info"]
+            if p["kind"] == "buffer":
+                elem = info["elem"]
+                if elem.kind == "vector" and elem.n == 3:
+                    em.fail(info["node"], f"buffer `{info['cuda_name']}` of `{elem}` (OpenCL's 3-vectors are 16 "
+                            "bytes, CUDA's 12)")
+                if elem.kind == "scalar" and elem.is_bool:
+                    em.fail(info["node"], f"buffer `{info['cuda_name']}` of `bool`")
+                rw = em.roots_rw.get(("buffer", info["name"]), set())
+                const = "const " if elem.const or rw == {"r"} else ""
+                rest = " restrict" if info["restrict"] else ""
+                params.append(f"__global {const}{self.type_name(elem.unqualified(), em)}*{rest} {info['name']}")
+                access = "readonly" if const else ("writeonly" if rw == {"w"} else "readwrite")
+                manifest_params.append({"name": info["cuda_name"], "kind": "buffer", "index": len(params) - 1,
+                                        "type": cl_type_name(elem.unqualified()),
+                                        "elem_size": ct.c_size(elem.unqualified(), structs) or 0, "access": access})
+            else:
+                t = info["type"]
+                name = info["name"]
+                if t.kind == "scalar" and t.is_bool:
+                    # bool is not a valid kernel argument type in OpenCL C
+                    params.append(f"uint {name}_arg")
+                    em.prologue.insert(0, f"bool {name} = {name}_arg != 0u;")
+                    mt = "uint"
+                else:
+                    params.append(f"{self.type_name(t, em)} {name}")
+                    mt = cl_type_name(t)
+                manifest_params.append({"name": info["cuda_name"], "kind": "scalar", "index": len(params) - 1,
+                                        "type": mt, "size": ct.c_size(t, structs) or 4})
+        for info in em.shared.values():
+            if info["extern"]:
+                params.append(f"__local {self.type_name(info['elem'], em)}* {info['name']}")
+                shape = em.launch
+                local_args.append({"name": info["name"], "index": len(params) - 1,
+                                   "elem_size": ct.c_size(info["elem"], structs) or 0,
+                                   "bytes": shape.shmem if shape is not None else None,
+                                   "launch_expr": shape.shmem_text if shape is not None else None})
+                manifest_params.append({"name": info["name"], "kind": "local", "index": len(params) - 1,
+                                        "type": cl_type_name(info["elem"])})
+            else:
+                t = info["type"]
+                dims = "".join(f"[{d}]" for d in info["dims"])
+                elem = t.elem if t.kind == "array" else t
+                em.local_decls.append(f"__local {self.type_name(elem, em)} {info['name']}{dims};")
+        shape = em.launch
+        block = list(shape.block) if shape is not None else [None, None, None]
+        known = all(isinstance(v, int) for v in block)
+        local = [v if isinstance(v, int) else d for v, d in zip(block, DEFAULT_LOCAL_SIZE)]
+        em.cl = {"params": params, "manifest_params": manifest_params, "local_args": local_args,
+                 "local_size": local, "local_known": known, "structs": structs}
+        if em.warp_emulated is not None:
+            em.note("CP907", em.warp_emulated, "OpenCL 1.2 has no sub-groups: warp operations run on one-lane "
+                    "warps (warpSize = 1), exact for code written against warpSize; translate with "
+                    "subgroups='khr' for cl_khr_subgroups", "warning")
+
+    def assemble(self, result, outputs, unit):
+        import os
+
+        from porter.translate.render import render
+        if not outputs:
+            result.text = ""
+            return
+        exts, structs, consts, helpers, functions, kernels = [], {}, {}, {}, {}, []
+        for label, em, shape in outputs:
+            # everything shares one file: a kernel whose definitions clash with an earlier one is not emitted
+            clash = [n for n, (text, _t, _v) in em.consts.items() if consts.get(n, text) != text]
+            clash += [f for f, text in em.functions.values() if functions.get(f, text) != text]
+            if clash:
+                from porter.translate.driver import make_diagnostic
+                msg = f"kernel `{label}` not translated: `{clash[0]}` is defined differently by another kernel"
+                result.failed_kernels[label] = "CP907: " + msg[msg.index(":") + 2:]
+                result.diagnostics.append(make_diagnostic(unit.model.source, "CP907", em.fn.node.start,
+                                                          em.fn.node.start, msg, kernel=label))
+                continue
+            for e in em.extensions:
+                if e not in exts:
+                    exts.append(e)
+            for name, fields in em.cl["structs"].items():
+                structs.setdefault(name, self.struct_text(em, name, fields))
+            for name, (text, _t, _v) in em.consts.items():
+                consts[name] = text
+            for name, text in em.const_arrays.items():
+                if text:
+                    functions.setdefault("const:" + name, text)
+            for name, text in em.helpers.items():
+                helpers.setdefault(name, text)
+            for fname, text in em.functions.values():
+                functions[fname] = text
+            kernels.append({"name": em.cl_name, "params": ",\n    ".join(em.cl["params"]) or "void",
+                            "prologue": em.local_decls + em.prologue, "body": "\n".join(em.lines),
+                            "comment": f"CUDA kernel `{label}`"})
+            result.manifests[label] = opencl_manifest(label, em, shape, em.cl["local_size"], em.cl["local_known"],
+                                                      em.cl["manifest_params"], em.cl["local_args"])
+        if not kernels:
+            result.text = ""
+            return
+        emulated = any(em.warp_emulated is not None for label, em, _s in outputs if label in result.manifests)
+        header = [f"cuport translate --to opencl: {os.path.basename(result.path)} (OpenCL C 1.2)",
+                  "host: global size = CUDA grid * block per dimension, local size = CUDA block"]
+        result.text = render("opencl/kernel.cl.j2", header=header, extensions=exts,
+                             warp_size=1 if emulated else None, structs=list(structs.values()),
+                             constants=[f"#define {n} {t}" for n, t in consts.items()],
+                             helpers=list(helpers.values()), functions=list(functions.values()), kernels=kernels)
+
+    def struct_text(self, em, name, fields) -> str:
+        body = "\n".join(f"    {self.type_name(t, em)} {f};" for f, t in fields)
+        return f"typedef struct {self.ident(name)}\n{{\n{body}\n}} {self.ident(name)};"
+
+    # ------------------------------------------------------------------ types / literals / conversions
+    def type_name(self, t: CType, em=None) -> str:
+        if t.kind == "scalar":
+            if t.name == "f64" and em is not None:
+                em.need("cl_khr_fp64")
+            if t.name == "f16" and em is not None:
+                em.need("cl_khr_fp16")
+            return cl_type_name(t)
+        if t.kind == "vector":
+            return cl_type_name(t)
+        if t.kind == "struct":
+            return self.ident(t.name)
+        if t.kind == "array":
+            return self.type_name(t.elem, em) + "".join(f"[{d}]" for d in t.dims)
+        if t.kind == "void":
+            return "void"
+        if em is not None:
+            em.fail(None, f"the type `{t}`")
+        raise ValueError(t)
+
+    def literal(self, value, t: CType, em=None) -> str:
+        if t.name == "bool":
+            return "true" if value else "false"
+        if t.is_float:
+            v = float(value)
+            if math.isinf(v) or math.isnan(v):
+                return ("INFINITY" if v > 0 else "(-INFINITY)") if math.isinf(v) else "NAN"
+            if t.name == "f32":
+                import numpy as np
+                s = str(np.float32(v))
+            else:
+                s = repr(v)
+                if em is not None:
+                    em.need("cl_khr_fp64")
+            if "e" not in s and "." not in s:
+                s += ".0"
+            return s + ("f" if t.name == "f32" else "")
+        v = wrap(int(value), t)
+        body = literal_int_text(v, t)
+        if t.name == "i64" and v == -(1 << 63):
+            return "(-9223372036854775807L - 1)"
+        if t.name == "i32" and v == -(1 << 31):
+            return "(-2147483647 - 1)"
+        suffix = {"i32": "", "u32": "u", "i64": "L", "u64": "UL"}.get(t.name)
+        if suffix is None:
+            return f"({cl_type_name(t)}){body}"
+        return body + suffix
+
+    def convert(self, e: E, dst: CType, em=None, explicit=False, implicit_ok=False) -> E:
+        src = e.tt.unqualified() if e.tt is not None else e.ct
+        dst = dst.unqualified()
+        if dst.kind in ("unknown", "void") or src.kind == "unknown":
+            return e
+        if src == dst:
+            return E(e.text, dst, e.prec, dst, e.lit)
+        if e.lit is not None and dst.kind == "scalar" and src.kind == "scalar" and not dst.is_bool:
+            v = wrap(int(e.lit), dst) if dst.is_int else float(e.lit)
+            text = self.literal(v, dst, em)
+            return E(text, dst, PREC_UNARY if text.startswith(("-", "(")) else PREC_PRIMARY, lit=v)
+        if src.kind == "vector" or dst.kind == "vector":
+            if src.kind == "vector" and dst.kind == "vector" and src.n == dst.n:
+                return E(f"convert_{self.type_name(dst, em)}({e.text})", dst)
+            if explicit and dst.kind == "vector":
+                return E(f"({self.type_name(dst, em)})({e.text})", dst, PREC_UNARY)
+            if em is not None:
+                em.fail(None, f"a conversion from `{src}` to `{dst}`")
+        if explicit or (src.kind == "scalar" and dst.kind == "scalar" and not dst.is_bool and
+                        (src.bits > dst.bits or (src.is_float and not dst.is_float))):
+            # narrowing conversions are written out (they are implicit in C, explicit here for the reader)
+            return E(f"({self.type_name(dst, em)}){e.paren(PREC_UNARY)}", dst, PREC_UNARY)
+        return E(e.text, dst, e.prec, src, e.lit)
+
+    def unsigned_negate(self, em, e: E) -> E:
+        return E(f"-{e.paren(PREC_UNARY)}", e.ct, PREC_UNARY)
+
+    def signed_remainder(self, em, a: E, b: E, t: CType) -> E:
+        return E(f"{a.paren(3)} % {b.paren(2)}", t, 3)     # C99 semantics: truncation, like CUDA
+
+    def array_decl(self, em, t: CType, name: str) -> str:
+        return f"{self.type_name(t.elem, em)} {name}" + "".join(f"[{d}]" for d in t.dims)
+
+    def array_constructor(self, em, t: CType, parts) -> str:
+        return "{" + ", ".join(parts) + "}"
+
+    def vector_constructor(self, em, t: CType, parts) -> str:
+        return f"({self.type_name(t, em)})({', '.join(parts)})"
+
+    def struct_constructor(self, em, t: CType, parts) -> str:
+        return f"({self.type_name(t, em)}){{{', '.join(parts)}}}"
+
+    def global_const(self, em, t: CType, name: str, value: str) -> str:
+        if t.kind == "array":
+            return f"__constant {self.type_name(t.elem, em)} {name}" + "".join(f"[{d}]" for d in t.dims) + \
+                f" = {value};"
+        return f"__constant {self.type_name(t, em)} {name} = {value};"
+
+    def loop_attribute(self, em, hint: str) -> str:
+        if hint == "unroll":
+            return "#pragma unroll"
+        if hint == "nounroll":
+            return "#pragma unroll 1"
+        if hint.startswith("unroll "):
+            return f"#pragma {hint}"
+        return ""
+
+    # ------------------------------------------------------------------ execution model
+    def thread_builtin(self, var, comp, em) -> E:
+        fn = {"threadIdx": "get_local_id", "blockIdx": "get_group_id", "blockDim": "get_local_size",
+              "gridDim": "get_num_groups"}[var]
+        return E(f"(uint){fn}({'xyz'.index(comp)})", U32, PREC_UNARY)
+
+    def _emulate(self, em, node=None):
+        if em.warp_emulated is None:
+            em.warp_emulated = node if node is not None else em.fn.node
+
+    def warp_size(self, em) -> E:
+        if self.subgroups == "none":
+            self._emulate(em)
+            return E("CUPORT_WARP_SIZE", I32)
+        em.need("cl_khr_subgroups")
+        return E("(int)get_sub_group_size()", I32, PREC_UNARY)
+
+    def lane_id(self, em, t=U32) -> E | None:
+        if self.subgroups == "none":
+            return None
+        em.need("cl_khr_subgroups")
+        return E("get_sub_group_local_id()", t, tt=U32)
+
+    def warp_id(self, em, t=U32) -> E | None:
+        if self.subgroups == "none":
+            return None
+        em.need("cl_khr_subgroups")
+        return E("get_sub_group_id()", t, tt=U32)
+
+    def block_barrier(self, em, global_memory: bool) -> list[str]:
+        if global_memory:
+            return ["barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);"]
+        return ["barrier(CLK_LOCAL_MEM_FENCE);"]
+
+    def warp_barrier(self, em) -> list[str]:
+        if self.subgroups == "none":
+            self._emulate(em)
+            return ["mem_fence(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);  // __syncwarp(): one-lane warp"]
+        em.need("cl_khr_subgroups")
+        return ["sub_group_barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);"]
+
+    def fence(self, em, name) -> str:
+        return "mem_fence(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)"
+
+    # ------------------------------------------------------------------ pointers: C keeps them
+    def bind_param_pointer(self, em, root: Root, node) -> PtrBinding:
+        return PtrBinding(root, None)
+
+    def scalar_param(self, em, decl, name, t) -> E:
+        return E(name, t.unqualified())
+
+    def shared_declared(self, em, info):
+        if not em.frame.is_kernel:
+            em.fail(info["node"], f"`__shared__ {info['name']}` declared in a device function (OpenCL allows "
+                    "__local variables at kernel scope only)")
+
+    def binding_value(self, em, b: PtrBinding):
+        return b.root, b.off
+
+    def native(self, em, n) -> E:
+        """A pointer expression spelled as C (the emitter has already checked where it points)."""
+        k = n.kind
+        if k == "PAREN_EXPR":
+            e = self.native(em, n.children[-1])
+            return E(f"({e.text})", e.ct)
+        if k in ("CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR", "CXX_CONST_CAST_EXPR", "UNEXPOSED_EXPR"):
+            inner = [c for c in n.children if c.kind not in ("TYPE_REF", "NAMESPACE_REF")]
+            return self.native(em, inner[-1])
+        t = em.ty(n)
+        if k == "DECL_REF_EXPR":
+            r = n.ref
+            b = em.frame.ptrs.get(id(r))
+            if b is not None or r.kind in ("PARM_DECL", "VAR_DECL"):
+                if any(c.kind == "CUDASHARED_ATTR" for c in r.children) and em.name_of(r) not in em.shared:
+                    em.shared_decl(r)
+                if em.model.function_of(r) is None:
+                    return E(em.global_var_ref(r), t)
+                return E(em.name_of(r), t)
+        if k == "BINARY_OPERATOR" and n.op in ("+", "-"):
+            a_n, b_n = n.children
+            if em.ty(a_n).kind in ("pointer", "array"):
+                a, b = self.native(em, a_n), em.x(b_n)
+                return E(f"{a.paren(4)} {n.op} {b.paren(3)}", t, 4)
+            a, b = em.x(a_n), self.native(em, b_n)
+            return E(f"{a.paren(4)} + {b.paren(3)}", t, 4)
+        if k == "UNARY_OPERATOR" and n.op == "&":
+            c = n.children[0]
+            if c.strip.kind == "UNARY_OPERATOR" and c.strip.op == "*":
+                return self.native(em, c.strip.children[0])
+            e = em.x(c, "rw")
+            return E(f"&{e.paren(PREC_UNARY)}", t, PREC_UNARY)
+        if k == "UNARY_OPERATOR" and n.op in ("++", "--", "post++", "post--"):
+            e = self.native(em, n.children[0])
+            if n.op.startswith("post"):
+                return E(f"{e.paren(1)}{n.op[4:]}", t)
+            return E(f"{n.op}{e.paren(2)}", t, PREC_UNARY)
+        if k == "CONDITIONAL_OPERATOR":
+            c = em.cond(n.children[0])
+            a, b = self.native(em, n.children[1]), self.native(em, n.children[2])
+            return E(f"{c.paren(12)} ? {a.paren(14)} : {b.paren(13)}", t, 13)
+        em.fail(n, f"the pointer expression `{n.text}`")
+
+    def pointer_value(self, em, n, ptr) -> E:
+        return self.native(em, n)
+
+    def _pointer_type(self, em, root: Root, t: CType) -> str:
+        elem = t.elem if t.kind == "pointer" else root.elem
+        quals = ("const " if elem.const else "") + ("volatile " if elem.volatile else "")
+        space = _SPACE[root.space]
+        return f"{space + ' ' if space else ''}{quals}{self.type_name(elem.unqualified(), em)}*"
+
+    def pointer_decl(self, em, d, t, name, init) -> list[str]:
+        if init is None:
+            em.fail(d, f"the uninitialised pointer `{d.spelling}`")
+        root, _off = em.ptr(init)
+        em.frame.ptrs[id(d)] = PtrBinding(root, None)
+        return [f"{self._pointer_type(em, root, t)} {name} = {self.native(em, init).text};"]
+
+    def pointer_step(self, em, n, c, op) -> E:
+        return self.native(em, n)
+
+    def pointer_step_value(self, em, s):
+        root, _ = em.ptr(s.children[0])
+        return root, None
+
+    def pointer_assign(self, em, n, a_n, b_n, op) -> E:
+        root_a, _ = em.ptr(a_n)
+        lhs = self.native(em, a_n)
+        if op == "=":
+            root_b, _ = em.ptr(b_n)
+            if root_a.space != root_b.space:
+                em.fail(n, f"the pointer `{a_n.text}` re-pointed to another address space")
+            return E(f"{lhs.text} = {self.native(em, b_n).text}", lhs.ct, 14)
+        return E(f"{lhs.text} {op} {em.x(b_n).text}", lhs.ct, 14)
+
+    def deref(self, em, root: Root, off, i, mode, node) -> str:
+        if root.kind in ("buffer",):
+            em.access(root, mode)
+        base = self.native(em, node)
+        if i is None:
+            return f"*{base.paren(PREC_UNARY)}"
+        return f"{base.paren(PREC_PRIMARY)}[{em.index(i, node).text}]"
+
+    def pointer_param_key(self, em, root: Root):
+        return ("space", root.space)
+
+    def pointer_param(self, em, fr, pnode, pname, root: Root, pt) -> list[str]:
+        fr.ptrs[id(pnode)] = PtrBinding(Root(pname, "param", root.elem, root.space, pnode), None)
+        return [f"{self._pointer_type(em, root, pt)} {pname}"]
+
+    def pointer_arg(self, em, root: Root, off, node) -> list[str]:
+        return [self.native(em, node).text]
+
+    def function_name(self, em, fn, key, subst, binds) -> str:
+        base = self.ident(fn.name)
+        spaces = "".join(v.space[0] for kind, _p, v, *_r in binds if kind == "ptr")
+        if spaces.strip("g"):
+            base += "_" + spaces
+        if subst:
+            base += "_" + "_".join(re.sub(r"\W+", "", ct.spell(v) if isinstance(v, CType) else str(v))
+                                   for v in subst.values())
+        return base
+
+    def ref_param(self, em, t, name) -> str:
+        em.fail(None, f"a reference parameter `{name}` (OpenCL C has no references)")
+
+    def function_head(self, em, ret, name, params) -> str:
+        return f"{self.type_name(ret, em)} {name}({', '.join(params) or 'void'})"
+
+    def ballot_var(self, em, d, init) -> bool:
+        return False
+
+    def ballot_decl(self, em, d, name, init):
+        return []
+
+    # ------------------------------------------------------------------ calls
+    def builtin_type(self, em, name, n):
+        return None
+
+    def math_name(self, em, base, t) -> str:
+        return base
+
+    def call(self, em, name, n, args) -> E | None:
+        if name in _SHUFFLES:
+            return self.shuffle(em, name, n, args)
+        if name in ("__ballot_sync", "__ballot", "__activemask", "__any_sync", "__all_sync", "__any", "__all"):
+            if name.endswith("_sync"):
+                em.check_mask(n, args[0])
+            if self.subgroups == "none":
+                self._emulate(em, n)
+                if name == "__activemask":
+                    return E("1u", U32, lit=1)
+                p = em.cond(args[-1])
+                if name.startswith("__ballot"):
+                    return E(f"({p.paren(12)} ? 1u : 0u)", U32)
+                return E(f"({p.paren(12)} ? 1 : 0)", I32)
+            if name.startswith("__ballot") or name == "__activemask":
+                em.fail(n, f"`{name}` (cl_khr_subgroup_ballot returns a uint4 mask; not supported yet)")
+            em.need("cl_khr_subgroups")
+            p = em.cond(args[-1])
+            fn = "sub_group_any" if "any" in name else "sub_group_all"
+            return E(f"{fn}({p.text} ? 1 : 0)", I32)
+        if name.startswith("__reduce_") and name.endswith("_sync"):
+            em.check_mask(n, args[0])
+            v = em.x(args[1])
+            if self.subgroups == "none":
+                self._emulate(em, n)
+                return v
+            op = name[len("__reduce_"):-len("_sync")]
+            if op not in ("add", "min", "max"):
+                em.fail(n, f"`{name}`")
+            em.need("cl_khr_subgroups")
+            return E(f"sub_group_reduce_{op}({v.text})", v.ct)
+        if name in ("__syncthreads_count", "__syncthreads_and", "__syncthreads_or"):
+            em.fail(n, f"`{name}` (needs a work-group reduction; OpenCL 1.2 has none)")
+        base = name.split("_")[0]
+        if base in _ATOMIC_CL or base in ("atomicCAS", "atomicInc", "atomicDec"):
+            return self.atomic(em, base, n, args)
+        return self.math(em, name, n, args)
+
+    def shuffle(self, em, name, n, args) -> E:
+        kind = _SHUFFLES[name]
+        if name.endswith("_sync"):
+            em.check_mask(n, args[0])
+            args = args[1:]
+        v = em.x(args[0])
+        lane = em.x(args[1])
+        if self.subgroups == "none":
+            # a one-lane warp: every source lane is the caller itself or out of range -> the caller's value
+            if len(args) > 2 and not args[2].is_warp_size() and args[2].value != 1:
+                em.fail(args[2], f"a shuffle of width `{args[2].text}` on one-lane warps (OpenCL 1.2 has no "
+                        "sub-groups; translate with subgroups='khr')")
+            self._emulate(em, n)
+            c = args[1].value
+            if isinstance(c, int) and c >= 1:
+                em.note("CP907", args[1], f"`{n.text}` reaches lane {c} away, which assumes warps wider than one "
+                        "lane: here it returns the caller's own value")
+            return E(v.text, v.ct, v.prec, v.tt)
+        if len(args) > 2 and not args[2].is_warp_size():
+            em.fail(args[2], "a shuffle width other than warpSize with cl_khr_subgroup_shuffle")
+        t = v.ct.unqualified()
+        tn = self.type_name(t, em)
+        if kind == "idx":
+            em.need("cl_khr_subgroups")
+            em.need("cl_khr_subgroup_shuffle")
+            return E(f"sub_group_shuffle({v.text}, (uint)({lane.text}) & (get_sub_group_size() - 1u))", t)
+        em.need("cl_khr_subgroups")
+        em.need("cl_khr_subgroup_shuffle" if kind == "xor" else "cl_khr_subgroup_shuffle_relative")
+        fn = {"up": "sub_group_shuffle_up", "down": "sub_group_shuffle_down", "xor": "sub_group_shuffle_xor"}[kind]
+        ok = {"up": "get_sub_group_local_id() >= d", "down": "get_sub_group_local_id() + d < get_sub_group_size()",
+              "xor": "(get_sub_group_local_id() ^ d) < get_sub_group_size()"}[kind]
+        hname = f"cuport_shfl_{kind}_{tn}"
+        em.helper(hname, f"{tn} {hname}({tn} v, uint d)\n{{\n    {tn} r = {fn}(v, d);\n    return ({ok}) ? r : v;\n}}")
+        return E(f"{hname}({v.text}, {lane.text})", t)
+
+    def atomic(self, em, base, n, args) -> E:
+        root, _off = em.ptr(args[0])
+        if root.space not in ("global", "local"):
+            em.fail(n, f"`{base}` on {root.space} memory")
+        em.access(root, "rw") if root.kind == "buffer" else None
+        et = root.elem.unqualified()
+        p = self.native(em, args[0])
+        vals = [em.conv(em.x(a), et) for a in args[1:]]
+        space = _SPACE[root.space]
+        if et.kind != "scalar":
+            em.fail(n, f"`{base}` on `{et}`")
+        if et.is_int and et.bits == 32:
+            if base in _ATOMIC_CL:
+                return E(f"{_ATOMIC_CL[base]}({p.text}, {vals[0].text})", et)
+            if base == "atomicCAS":
+                return E(f"atomic_cmpxchg({p.text}, {vals[0].text}, {vals[1].text})", et)
+            if base in ("atomicInc", "atomicDec") and et.name == "u32":
+                sp = root.space
+                hname = f"cuport_{base}_{sp}"
+                new = "(old >= limit) ? 0u : old + 1u" if base == "atomicInc" else \
+                    "(old == 0u || old > limit) ? limit : old - 1u"
+                em.helper(hname, f"uint {hname}(volatile {space} uint* p, uint limit)\n{{\n    uint old = *p;\n"
+                          f"    for (;;) {{\n        uint prev = atomic_cmpxchg(p, old, {new});\n"
+                          f"        if (prev == old) return old;\n        old = prev;\n    }}\n}}")
+                return E(f"{hname}({p.text}, {vals[0].text})", et)
+        if et.is_int and et.bits == 64:
+            em.need("cl_khr_int64_base_atomics")
+            ops64 = {"atomicAdd": "atom_add", "atomicSub": "atom_sub", "atomicExch": "atom_xchg"}
+            if base in ops64:
+                return E(f"{ops64[base]}({p.text}, {vals[0].text})", et)
+            if base == "atomicCAS":
+                return E(f"atom_cmpxchg({p.text}, {vals[0].text}, {vals[1].text})", et)
+            if base in ("atomicMin", "atomicMax", "atomicAnd", "atomicOr", "atomicXor"):
+                em.need("cl_khr_int64_extended_atomics")
+                return E(f"atom_{base[6:].lower()}({p.text}, {vals[0].text})", et)
+        if et.is_float and et.bits in (32, 64):
+            if base == "atomicExch" and et.bits == 32:
+                return E(f"atomic_xchg({p.text}, {vals[0].text})", et)
+            if base in ("atomicAdd", "atomicMin", "atomicMax", "atomicExch"):
+                tn = self.type_name(et, em)
+                ut = "uint" if et.bits == 32 else "ulong"
+                cas = "atomic_cmpxchg" if et.bits == 32 else "atom_cmpxchg"
+                if et.bits == 64:
+                    em.need("cl_khr_int64_base_atomics")
+                op = {"atomicAdd": "f + v", "atomicMin": "fmin(f, v)", "atomicMax": "fmax(f, v)",
+                      "atomicExch": "v"}[base]
+                hname = f"cuport_{base}_{tn}_{root.space}"
+                em.helper(hname, f"{tn} {hname}(volatile {space} {tn}* p, {tn} v)\n{{\n"
+                          f"    volatile {space} {ut}* u = (volatile {space} {ut}*)p;\n    {ut} old = *u;\n"
+                          f"    for (;;) {{\n        {tn} f = as_{tn}(old);\n"
+                          f"        {ut} prev = {cas}(u, old, as_{ut}(({tn})({op})));\n"
+                          f"        if (prev == old) return f;\n        old = prev;\n    }}\n}}")
+                return E(f"{hname}({p.text}, {vals[0].text})", et)
+        em.fail(n, f"`{base}` on `{et}`")
+
+    def math(self, em, name, n, args) -> E | None:
+        sig = em.signature(n)
+        base = _FAST.get(name)
+        if base is None:
+            if name in _MATH:
+                base = name
+            elif name.endswith("f") and name[:-1] in _MATH:
+                base = name[:-1]
+            elif name == "rcbrtf" or name == "rcbrt":
+                base = "rcbrt"
+        if base is not None:
+            ft = F32 if (name.endswith("f") or name in _FAST) else (sig[0] if sig and sig[0].is_float else F32)
+            if not em.uses_double:
+                ft = F32
+            xs = [em.conv(em.x(a), ft) for a in args]
+            if base == "rcbrt":
+                return E(f"(1.0f / cbrt({xs[0].text}))", ft)
+            return E(f"{_RENAME.get(base) or base}({', '.join(x.text for x in xs)})", ft)
+        xs = [em.x(a) for a in args]
+        if name in ("min", "max", "umin", "umax", "llmin", "llmax", "ullmin", "ullmax") and len(xs) == 2:
+            t = ct.common(xs[0].ct, xs[1].ct)
+            if name.startswith("u"):
+                t = ct.U64 if "ll" in name else U32
+            a, b = em.conv(xs[0], t), em.conv(xs[1], t)
+            return E(f"{name.lstrip('ul')[:3]}({a.text}, {b.text})", t)
+        if name in ("abs", "llabs", "labs"):
+            t = ct.promote(xs[0].ct)
+            # OpenCL's abs returns the unsigned type; CUDA's keeps the signed one
+            return E(f"({self.type_name(t, em)})abs({em.conv(xs[0], t).text})", t, PREC_UNARY)
+        if name in ("__fdividef", "__fdiv_rn", "__fdiv_rz", "fdividef"):
+            a, b = em.conv(xs[0], F32), em.conv(xs[1], F32)
+            return E(f"{a.paren(3)} / {b.paren(2)}", F32, 3)
+        if name in ("__fadd_rn", "__fadd_rz", "__fsub_rn", "__fmul_rn", "__fmul_rz", "__dadd_rn", "__dmul_rn"):
+            ft = F64 if name.startswith("__d") and em.uses_double else F32
+            a, b = em.conv(xs[0], ft), em.conv(xs[1], ft)
+            op = {"add": "+", "sub": "-", "mul": "*"}[name[3:6]]
+            return E(f"{a.paren(4)} {op} {b.paren(3)}", ft, 4 if op != "*" else 3)
+        if name in ("__frcp_rn", "__frcp_rz"):
+            return E(f"1.0f / {em.conv(xs[0], F32).paren(2)}", F32, 3)
+        if name in ("__saturatef", "saturate"):
+            return E(f"clamp({em.conv(xs[0], F32).text}, 0.0f, 1.0f)", F32)
+        bitcast = {"__float_as_int": ("as_int", F32, I32), "__int_as_float": ("as_float", I32, F32),
+                   "__float_as_uint": ("as_uint", F32, U32), "__uint_as_float": ("as_float", U32, F32),
+                   "__double_as_longlong": ("as_long", F64, ct.I64), "__longlong_as_double": ("as_double", ct.I64, F64)}
+        if name in bitcast:
+            fn, at, rt = bitcast[name]
+            if F64 in (at, rt):
+                em.need("cl_khr_fp64")
+            return E(f"{fn}({em.conv(xs[0], at).text})", rt)
+        rounding = {"rn": "rte", "rz": "rtz", "rd": "rtn", "ru": "rtp"}
+        if name.startswith(("__float2int_", "__float2uint_", "__double2int_", "__float2ll_")) and \
+                name[-2:] in rounding:
+            rt = U32 if "uint" in name else (ct.I64 if "ll" in name else I32)
+            return E(f"convert_{cl_type_name(rt)}_{rounding[name[-2:]]}({xs[0].text})", rt)
+        if name.startswith(("__int2float_", "__uint2float_")) and name[-2:] in rounding:
+            return E(f"convert_float_{rounding[name[-2:]]}({xs[0].text})", F32)
+        if name in ("isnan", "isinf", "isfinite", "signbit", "__isnanf", "__isinff", "__finitef", "__signbitf"):
+            fn = {"__isnanf": "isnan", "__isinff": "isinf", "__finitef": "isfinite", "__signbitf": "signbit"}.get(
+                name, name)
+            return E(f"{fn}({xs[0].text})", I32)
+        if name in ("__popc", "__popcll"):
+            t = U32 if name == "__popc" else ct.U64
+            return E(f"(int)popcount({em.conv(xs[0], t).text})", I32, PREC_UNARY)
+        if name in ("__clz", "__clzll"):
+            t = I32 if name == "__clz" else ct.I64
+            return E(f"(int)clz({em.conv(xs[0], t).text})", I32, PREC_UNARY)
+        if name in ("__ffs", "__ffsll"):
+            t = I32 if name == "__ffs" else ct.I64
+            tn = self.type_name(t, em)
+            bits = 32 if name == "__ffs" else 64
+            hname = em.helper(f"cuport{name}", f"int cuport{name}({tn} x)\n{{\n    return x == 0 ? 0 : "
+                              f"{bits} - (int)clz(x & -x);\n}}")
+            return E(f"{hname}({em.conv(xs[0], t).text})", I32)
+        if name == "__brev":
+            hname = em.helper("cuport_brev", "uint cuport_brev(uint x)\n{\n"
+                              "    x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);\n"
+                              "    x = ((x >> 2) & 0x33333333u) | ((x & 0x33333333u) << 2);\n"
+                              "    x = ((x >> 4) & 0x0f0f0f0fu) | ((x & 0x0f0f0f0fu) << 4);\n"
+                              "    x = ((x >> 8) & 0x00ff00ffu) | ((x & 0x00ff00ffu) << 8);\n"
+                              "    return (x >> 16) | (x << 16);\n}")
+            return E(f"{hname}({em.conv(xs[0], U32).text})", U32)
+        if name in ("__mul24", "__umul24"):
+            t = I32 if name == "__mul24" else U32
+            return E(f"mul24({em.conv(xs[0], t).text}, {em.conv(xs[1], t).text})", t)
+        if name in ("__mulhi", "__umulhi"):
+            t = I32 if name == "__mulhi" else U32
+            return E(f"mul_hi({em.conv(xs[0], t).text}, {em.conv(xs[1], t).text})", t)
+        if name in ("__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu", "__ldcv"):
+            return E(em.ptr_lvalue(args[0], "r"), em.ty(n).unqualified(), PREC_UNARY)
+        if name.startswith("make_"):
+            t = em.parse_type(name[5:])
+            if t.kind == "vector":
+                return E(self.vector_constructor(em, t, [em.conv(x, t.elem).text for x in xs]), t, PREC_UNARY)
+            if t.kind == "scalar":
+                return em.conv(xs[0], t)
+        if name in ("clock", "clock64", "__nanosleep", "__trap", "__brkpt", "__prof_trigger", "globaltimer"):
+            em.fail(n, f"`{name}`")
+        return None
+
+
+def translate(path: str, text: str | None = None, **options):
+    """One OpenCL C 1.2 file with every kernel of a CUDA file (porter.translate.api target)."""
+    from porter.translate.driver import translate_path
+    return translate_path(path, "opencl", OpenclTarget(**options), text=text, **options)
