@@ -7,7 +7,7 @@ derives everything from warpSize itself and must pass at every subgroup size fro
 """
 import numpy as np
 
-from porter.verify.spec import Case, Tol, uniform
+from porter.verify.spec import Case, Tol, arange, uniform, zeros
 
 
 def block_sums(n, **args):
@@ -29,7 +29,27 @@ COMMON = dict(
     bench_sizes={"n": 1 << 24},
 )
 
+
+# warp_sum.cu as written (lane = tid & 31, offsets from 16) and as cuport translates it (the safe fixes make
+# lane and offsets come from warpSize). Verified "as written", its GLSL/OpenCL translations are wrong on every
+# subgroup narrower than 32: the hazard the linter reports, made visible.
+SUM = dict(
+    source="warp_sum.cu", kernel="warp_sum",
+    signature="in: i32[n] in, out: i32[1] inout, n: i32",
+    init={"in": arange(7), "out": zeros()},
+    grid="ceil(n / 128)", block="128",
+    reference=lambda **a: {"out": np.array([a["in"].astype(np.int64).sum()], dtype=np.int32)},
+    sizes=[{"n": 1000}, {"n": 4096}, {"n": 77}],
+)
+
 KERNELS = [
-    Case(source="warp_reduce.cu", kernel="warp_reduce", **COMMON),
+    # Even after the safe fixes, warp_reduce keeps `partial[32]` (one slot per warp, CP104) and lets one warp
+    # reduce the partials: with 256 threads that needs warps of >= 16 lanes. Subgroups of 4 and 8 (and
+    # OpenCL's one-lane warps) overflow it: CP104 says so, and verify shows it.
+    Case(source="warp_reduce.cu", kernel="warp_reduce",
+         expect={"vulkan/sg4": "fail", "vulkan/sg8": "fail", "opencl": "fail"}, **COMMON),
     Case(source="warp_reduce_fixed.cu", kernel="warp_reduce_fixed", **COMMON),
+    Case(name="warp_sum (as written)", translate={"portability_fixes": False},
+         expect={"vulkan": "fail", "opencl": "fail"}, **SUM),
+    Case(name="warp_sum (cuport-fixed)", **SUM),
 ]

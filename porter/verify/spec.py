@@ -168,6 +168,9 @@ class Case:
     translations: dict[str, str] = field(default_factory=dict)  # target -> hand-written file
     manifests: dict[str, str] = field(default_factory=dict)     # target -> manifest json (default: file + .json)
     targets: tuple[str, ...] | None = None        # restrict to these targets
+    translate: dict[str, Any] = field(default_factory=dict)  # options for cuport's translator, e.g.
+    #                                               {"portability_fixes": False} to verify the code as written
+    defines_applied: bool = False                 # set when the translator already resolved `defines`
     skip: dict[str, str] = field(default_factory=dict)          # target -> reason
     notes: str = ""
 
@@ -255,6 +258,8 @@ class Case:
         return path, (mpath if mpath.exists() else None)
 
     def define_flags(self) -> list[str]:
+        if self.defines_applied:  # the translation is already specialised: -D would redefine its constants
+            return []
         return [f"-D{k}" if v is None else f"-D{k}={v}" for k, v in self.defines.items()]
 
     def numeric_defines(self) -> dict[str, int | float]:

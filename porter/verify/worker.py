@@ -48,14 +48,20 @@ def translation(case, target: str) -> tuple[str, dict | None]:
         raise Skip(f"no {lang} translation: {e.name} is not available") from None
     if lang not in getattr(api, "TARGETS", {lang: None}):
         raise Skip(f"no {lang} translation: the translator has no '{lang}' target yet")
-    # Defines are not passed to the translator: the backends hand them to their compilers (-D).
+    # GLSL and OpenCL translations are specialised for the case's defines (constants folded, templates
+    # instantiated); HIP keeps the preprocessor, so its compiler gets them as -D.
+    opts = dict(case.translate)
+    if lang in ("glsl", "opencl") and case.defines:
+        opts["defines"] = [k if v is None else f"{k}={v}" for k, v in case.defines.items()]
     try:
-        res = api.translate_file(str(case.source_path), lang)
+        res = api.translate_file(str(case.source_path), lang, **opts)
     except ModuleNotFoundError as e:
         # the translator is not (fully) there yet, or lacks a dependency here (libclang): environment
         raise Skip(f"no {lang} translation here: {e}") from None
     except Exception as e:
         raise CompileError(f"translate to {lang} failed: {e.__class__.__name__}: {e}") from None
+    if "defines" in opts:
+        case.defines_applied = True
     failed = getattr(res, "failed_kernels", {}) or {}
     if case.kernel in failed:
         raise CompileError(f"translator could not emit '{case.kernel}' for {lang}: {failed[case.kernel]}")
