@@ -643,3 +643,35 @@ def reduction_step(an, expr: Node):
     if not k.terms:
         return None
     return lhs.strip, rd, k
+
+
+# --- constant-time function lookups (model.function_of / function_by_call scan every function per query) ---
+
+def function_at(node: Node):
+    """The Function whose declaration encloses `node` (same answer as model.function_of, through an index built
+    once per model: files with thousands of functions stay linear)."""
+    model = node.model
+    idx = getattr(model, "_function_index", None)
+    if idx is None or len(idx) != len(model.functions):
+        idx = model._function_index = {id(f.node): f for f in model.functions}
+    fn = node.enclosing("FUNCTION_DECL", "FUNCTION_TEMPLATE", "CXX_METHOD")
+    return idx.get(id(fn)) if fn is not None else None
+
+
+def call_target(model, call: Node):
+    """function_by_call through an index built once per model."""
+    idx = getattr(model, "_call_index", None)
+    if idx is None or idx[0] != len(model.functions):
+        by_node = {id(f.node): f for f in model.functions}
+        by_name: dict = {}
+        for f in model.functions:
+            if f.body is not None:
+                by_name.setdefault(f.name, []).append(f)
+        idx = model._call_index = (len(model.functions), by_node, by_name)
+    _, by_node, by_name = idx
+    if call.ref is not None:
+        f = by_node.get(id(call.ref))
+        if f is not None:
+            return f
+    cands = by_name.get(call.callee, ())
+    return cands[0] if len(cands) == 1 else None
