@@ -145,3 +145,22 @@ def test_directory_walk_and_many_files_parallel(tmp_path):
     r = cuport("lint", "--no-cache", "--output-format", "json", str(tmp_path))
     found = {os.path.basename(d["filename"]) for d in json.loads(r.stdout)}
     assert found == {f"k{i}.cu" for i in range(1, 20, 2)} | {"h.cuh"}
+
+
+@pytest.mark.parametrize("target,suffix", [("glsl", ".comp"), ("opencl", ".cl"), ("hip", ".cu")])
+def test_translate_a_directory_keeps_its_layout(tmp_path, target, suffix):
+    src = tmp_path / "src"
+    (src / "a").mkdir(parents=True)
+    (src / "a" / "k.cu").write_text(GOOD)
+    (src / "top.cu").write_text("__global__ void t(float *a, float s) { a[threadIdx.x] *= s; }\n")
+    out = tmp_path / "out"
+    r = cuport("translate", "--to", target, str(src), "--output-dir", str(out))
+    assert r.returncode == 0, r.stderr
+    produced = sorted(str(p.relative_to(out)) for p in out.rglob("*" + suffix))
+    if target == "glsl":
+        assert produced == ["a/k.k.comp", "top.t.comp"]
+    elif target == "opencl":
+        assert produced == ["a/k.cl", "top.cl"]
+    else:
+        assert produced == ["a/k.cu", "top.cu"]
+        assert "hip/hip_runtime.h" in (out / "top.cu").read_text()

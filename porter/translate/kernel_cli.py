@@ -92,7 +92,11 @@ def main(args) -> int:
         print(f"cuport translate --to glsl: error: -o {out}: not a directory (GLSL writes one shader per kernel)",
               file=sys.stderr)
         return 2
-    for path in paths:
+    files = _expand(paths)
+    if files is None:
+        return 2
+    for path, sub in files:
+        dest = os.path.join(out, sub) if out and sub else out
         try:
             res = translate_file(path, target, **options)
         except SourceError as exc:
@@ -106,9 +110,9 @@ def main(args) -> int:
             status = max(status, 1)
         try:
             if target == "glsl":
-                _emit_glsl(res, out, bool(_opt(args, "manifest", False)), len(paths) > 1)
+                _emit_glsl(res, dest, bool(_opt(args, "manifest", False)), len(files) > 1)
             else:
-                _emit_opencl(res, out, bool(_opt(args, "manifest", False)))
+                _emit_opencl(res, dest, bool(_opt(args, "manifest", False)))
         except OSError as exc:
             print(f"cuport translate: error: {exc}", file=sys.stderr)
             return 2
@@ -129,6 +133,23 @@ def main(args) -> int:
     if _opt(args, "exit_zero", False) and status == 1:
         return 0
     return status
+
+
+def _expand(paths):
+    """Files to translate with the sub-directory their output goes to: a directory is walked for .cu/.cuh files
+    and its layout kept under --output-dir."""
+    from porter.lint.files import discover
+    files = []
+    for p in paths:
+        if os.path.isdir(p):
+            for f, err in discover([p]):
+                if err:
+                    print(f"cuport translate: error: {err}", file=sys.stderr)
+                    return None
+                files.append((f, os.path.relpath(os.path.dirname(f), p)))
+        else:
+            files.append((p, ""))
+    return [(f, "" if sub == "." else sub) for f, sub in files]
 
 
 def _emit_glsl(res, out, manifest: bool, many: bool) -> None:
