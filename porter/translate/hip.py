@@ -10,6 +10,13 @@
    diagnostics and counted as unconverted.
 5. The HIP include (where hipify-clang puts it) and the small helpers the output calls are rendered from
    templates/hip/*.j2.
+6. Whole programs: a CUDA library header names the ROCm library the output needs (a warning when its header
+   is not installed, so a failing compile is explained); cuda-samples helper headers that are not in the
+   project, inline PTX (CP901), wmma (CP902) and device-side launches (CP905) are reported; `__CUDA_ARCH__`
+   device/host tests in function bodies become `__HIP_DEVICE_COMPILE__`; cudaDeviceProp fields HIP spells
+   differently are renamed (those only HIP >= 6.0 has are reported); helper_math.h-style free compound
+   assignments on vector types (ambiguous with HIP's own) are compiled out on AMD; math_constants.h gets a
+   fallback for HIP versions without hip_math_constants.h.
 Everything outside the edits is the input byte for byte."""
 from __future__ import annotations
 
@@ -31,15 +38,64 @@ from porter.translate.stats import FileStats
 
 UNSUPPORTED = "CP907"          # unsupported-in-hip: a CUDA API with no HIP equivalent (left as is)
 LAUNCH_KEPT = UNSUPPORTED        # a launch left in <<<...>>> form under --launch-syntax hip (a warning)
+LIBRARY = UNSUPPORTED            # a ROCm library the translation needs (info; warning when it is not installed)
 _NAMES = {UNSUPPORTED: "unsupported-in-hip"}
+# floating-point overloads HIP declares that CUDA code often defines itself (CAS loops)
+_HIP_FP_ATOMICS = frozenset({"atomicAdd", "atomicSub", "atomicMin", "atomicMax", "atomicExch"})
+_COMPOUND_OPS = frozenset({"+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="})
+_VECTOR_TYPES = frozenset(f"{b}{n}" for b in ("char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",
+                                                "longlong", "ulonglong", "float", "double") for n in (1, 2, 3, 4))
+MATH_CONSTANTS = "hip/hip_math_constants.h"
+# the values of CUDA's math_constants.h, under the HIP names the tables give them
+MATH_CONSTANTS_FALLBACK = "".join(f"#define {k} {v}\n" for k, v in (
+    ("HIP_INF_F", "__builtin_huge_valf()"), ("HIP_NAN_F", "__builtin_nanf(\"\")"),
+    ("HIP_INF", "__builtin_huge_val()"), ("HIP_NAN", "__builtin_nan(\"\")"),
+    ("HIP_MIN_DENORM_F", "1.40129846e-45f"), ("HIP_MAX_NORMAL_F", "3.40282347e+38f"),
+    ("HIP_ZERO_F", "0.0f"), ("HIP_ONE_F", "1.0f"), ("HIP_SQRT_HALF_F", "0.707106781f"),
+    ("HIP_SQRT_2_F", "1.414213562f"), ("HIP_PI_F", "3.141592654f"), ("HIP_PIO2_F", "1.570796327f"),
+    ("HIP_2_OVER_PI_F", "0.636619772f"), ("HIP_L2E_F", "1.442695041f"), ("HIP_LN2_F", "0.693147181f"),
+    ("HIP_PI", "3.1415926535897931e+0")))
+# cuda-samples' Common/ helpers: programs include them with quotes but they belong to no project
+CUDA_SAMPLES_HELPERS = frozenset({"helper_cuda.h", "helper_functions.h", "helper_math.h", "helper_string.h",
+                                  "helper_timer.h", "helper_image.h", "helper_cuda_drvapi.h", "helper_gl.h",
+                                  "helper_multiprocess.h", "exception.h", "nvrtc_helper.h", "cuda_drvapi_dynlink.h"})
+# ROCm libraries by the directory of their headers: (name, link flag; "" for header-only libraries)
+LIBRARIES = {
+    "hipblas": ("hipBLAS", "-lhipblas"), "hipblaslt": ("hipBLASLt", "-lhipblaslt"),
+    "hiprand": ("hipRAND", "-lhiprand"), "hipfft": ("hipFFT", "-lhipfft"),
+    "hipsparse": ("hipSPARSE", "-lhipsparse"), "hipsolver": ("hipSOLVER", "-lhipsolver"),
+    "hipcub": ("hipCUB", ""), "rocblas": ("rocBLAS", "-lrocblas"), "rocrand": ("rocRAND", "-lrocrand"),
+    "rocsparse": ("rocSPARSE", "-lrocsparse"), "rocsolver": ("rocSOLVER", "-lrocsolver"),
+    "rccl": ("RCCL", "-lrccl"), "roctracer": ("roctracer (roctx)", "-lroctx64"), "miopen": ("MIOpen", "-lMIOpen"),
+    "hipDNN.h": ("hipDNN", "-lhipDNN"), "thrust": ("rocThrust", ""),
+}
 PORTABILITY_FAMILIES = ("CP1", "CP2", "CP3")
 HIP_RUNTIME = "hip/hip_runtime.h"
 # directives whose text is not code: nothing in them is renamed
 _OPAQUE_DIRECTIVES = {"include", "include_next", "import", "error", "warning", "pragma", "line", "ident"}
 # intrinsics that exist in HIP only from 6.2 on (fallbacks rendered from templates/hip/portability.hip.j2)
 SYNC_HELPERS = ("__activemask", "__syncwarp", "__ballot_sync", "__any_sync", "__all_sync", "__shfl_sync",
-                "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync")
+                "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync", "__reduce_add_sync", "__reduce_min_sync",
+                "__reduce_max_sync", "__reduce_and_sync", "__reduce_or_sync", "__reduce_xor_sync",
+                "__match_any_sync", "__match_all_sync")
 LANEMASK_TYPE = "cuport_lanemask_t"
+# cudaDeviceProp fields spelled differently in hipDeviceProp_t (every HIP version has the new name)
+DEVICE_PROP_RENAMES = {"sharedMemPerMultiprocessor": "maxSharedMemoryPerMultiProcessor"}
+# cudaDeviceProp fields hipDeviceProp_t has only from HIP 6.0 on (the R0600 layout)
+DEVICE_PROP_HIP6 = frozenset({
+    "unifiedAddressing", "deviceOverlap", "asyncEngineCount", "regsPerMultiprocessor", "sharedMemPerBlockOptin",
+    "persistingL2CacheMaxSize", "streamPrioritiesSupported", "globalL1CacheSupported", "localL1CacheSupported",
+    "maxBlocksPerMultiProcessor", "uuid", "luid", "luidDeviceNodeMask", "surfaceAlignment", "multiGpuBoardGroupID",
+    "hostNativeAtomicSupported", "singleToDoublePrecisionPerfRatio", "computePreemptionSupported",
+    "canUseHostPointerForRegisteredMem", "accessPolicyMaxWindowSize", "reservedSharedMemPerBlock",
+    "memoryPoolsSupported", "maxTexture1DMipmap", "maxTexture1DLayered", "maxTexture2DMipmap", "maxTexture2DLinear",
+    "maxTexture2DGather", "maxTexture2DLayered", "maxTexture3DAlt", "maxTextureCubemap", "maxTextureCubemapLayered",
+    "maxSurface1D", "maxSurface2D", "maxSurface3D", "maxSurface1DLayered", "maxSurface2DLayered",
+    "maxSurfaceCubemap", "maxSurfaceCubemapLayered", "gpuDirectRDMASupported", "gpuDirectRDMAFlushWritesOptions",
+    "gpuDirectRDMAWritesOrdering", "memoryPoolSupportedHandleTypes", "hostRegisterSupported",
+    "sparseCudaArraySupported", "hostRegisterReadOnlySupported", "timelineSemaphoreInteropSupported",
+    "clusterLaunch", "unifiedFunctionPointers",
+    "ipcEventSupported", "deferredMappingCudaArraySupported"})
 # the warp-size rules look at device code and launches; a file with neither skips them
 _DEVICE_OR_LAUNCH = re.compile(rb"__global__|__device__|__shared__|<<<|cudaLaunch|__shfl|__ballot")
 
@@ -55,6 +111,20 @@ class HipOptions:
 
 
 _portability_codes: set | None = None
+# rules for what HIP cannot compile at all (inline PTX, nvcuda::wmma, device-side launches): always run, so a
+# translation that will not compile says where and why
+HARD_CODES = ("CP901", "CP902", "CP905")
+_HARD_HINT = re.compile(rb"\basm\b|\bwmma\b|<<<")
+_hard_codes: set | None = None
+
+
+def hard_codes() -> set[str]:
+    global _hard_codes
+    if _hard_codes is None:
+        from porter.lint.registry import RULES
+        _hard_codes = {c for c in HARD_CODES if c in RULES
+                       and importlib.util.find_spec(f"porter.lint.rules.{RULES[c].slug}") is not None}
+    return _hard_codes
 
 
 def portability_codes() -> set[str]:
@@ -113,6 +183,8 @@ def lint_and_fix(source: SourceFile, opts: HipOptions):
     from porter.lint.checker import applicable, syntax_error_count
     from porter.source import apply_edits, select_edits
     enabled = {"CP000"}
+    if _DEVICE_OR_LAUNCH.search(source.data) or _HARD_HINT.search(source.data):
+        enabled |= hard_codes()
     if opts.portability_fixes and _DEVICE_OR_LAUNCH.search(source.data):
         codes = portability_codes()
         if opts.settings is not None:
@@ -158,6 +230,9 @@ class _Translator(H.HandlerContext):
         self.helpers: set[str] = set()
         self.stats = FileStats(original.path)
         self._call_nodes = None
+        self._prop_vars = None
+        self._reported_missing: set[str] = set()
+        self.libraries: list[dict] = []                        # ROCm libraries the output needs
 
     # HandlerContext
     def edit(self, start, end, text):
@@ -202,6 +277,8 @@ class _Translator(H.HandlerContext):
         self._directives()
         self._identifiers()
         self._calls()
+        self._vector_compound_operators()
+        self._builtin_redefinitions()
         if self.opts.launch_syntax == "hip":
             self._launches()
         for tok, text in self.renames.items():
@@ -223,7 +300,8 @@ class _Translator(H.HandlerContext):
         diags.sort(key=Diagnostic.sort_key)
         return TranslationResult(self.original.path, "hip", text=text, diagnostics=diags, stats=st,
                                  includes=self.includes,
-                                 extra={"fixed": fixed, "fixed_text": self.source.text if fixed else None})
+                                 extra={"fixed": fixed, "fixed_text": self.source.text if fixed else None,
+                                        "libraries": self.libraries})
 
     # -- directives: find them, map #include lines, remember where hipify-clang would insert its include
     def _directives(self):
@@ -302,7 +380,15 @@ class _Translator(H.HandlerContext):
         name = m.group(2).strip()
         span_end = start + len(line[:m.end()].encode("utf-8"))
         if name not in self.header_maps:
-            self._resolve_project_header(name, quoted=m.group(1) == '"')
+            found = self._resolve_project_header(name, quoted=m.group(1) == '"')
+            if not found and os.path.basename(name) in CUDA_SAMPLES_HELPERS:
+                self._diag(UNSUPPORTED, start, span_end,
+                           f"`{name}` is a CUDA samples helper header (cuda-samples/Common), not found in the "
+                           f"project: copy it next to the sources (its CUDA calls are then translated with "
+                           f"--include-headers) or replace its helpers", "warning")
+                self.notes.append((UNSUPPORTED, start, f"`{name}` (CUDA samples helper) not found"))
+            elif not found and name.split("/", 1)[0] == "thrust":
+                self._library_note(name, name, start, span_end)
         if name == HIP_RUNTIME:
             if self.hip_runtime_at is None:
                 self.hip_runtime_at = start
@@ -324,11 +410,41 @@ class _Translator(H.HandlerContext):
             self.edit(start, span_end, "")
             return
         seen_targets.add(target)
+        self._library_note(name, target, start, span_end)
         if target == HIP_RUNTIME and self.hip_runtime_at is None:
             self.hip_runtime_at = start
         # only the header name changes (hipify-clang): `#include<x>` / `#  include "x"` keep their spelling
         name_start = start + len(line[:m.start(1)].encode("utf-8"))
         self.edit(name_start, span_end, f"{m.group(1)}{target}{m.group(3)}")
+        if target == MATH_CONSTANTS and self._at_line_start(start) and not self.data[span_end:end].strip():
+            # HIP before 6.1 has no hip_math_constants.h: the constants the tables map to are defined here then
+            self.edit(start, start, f"#if !defined(__has_include) || __has_include(<{target}>)\n")
+            self.edit(span_end, span_end, "\n#else\n" + MATH_CONSTANTS_FALLBACK + "#endif")
+
+    def _library_note(self, name, target, start, end):
+        """A CUDA library header becomes a ROCm library's header: say which library the program now needs and,
+        when that library's header is not installed where hipcc looks, that compiling will fail for that reason
+        (rather than leaving an unexplained `file not found`)."""
+        lib = library_of(target)
+        if lib is None:
+            if target.startswith("hip/") and target != MATH_CONSTANTS and find_system_header(HIP_RUNTIME, self.opts.parse_options.include_dirs) \
+                    and not find_system_header(target, self.opts.parse_options.include_dirs):
+                self._diag(LIBRARY, start, end, f"`{name}` -> `{target}`: this HIP installation has no `{target}` "
+                           f"(it comes with a newer ROCm); the program will not compile against it", "warning")
+            return
+        title, link = lib
+        found = find_system_header(target, self.opts.parse_options.include_dirs)
+        self.libraries.append({"library": title, "header": target, "link": link, "installed": bool(found)})
+        how = f"link {link}" if link else "header-only"
+        what = f"`{name}` -> `{target}`" if name != target else f"`{name}`"
+        if found:
+            msg = f"{what}: the program needs {title} ({how})"
+            self._diag(LIBRARY, start, end, msg, "info")
+        else:
+            msg = (f"{what}: the program needs {title} ({how}), whose header `{target}` is not "
+                   f"installed (searched {', '.join(system_include_dirs(self.opts.parse_options.include_dirs))}); "
+                   f"it will not compile until {title} is installed")
+            self._diag(LIBRARY, start, end, msg, "warning")
 
     def _resolve_project_header(self, name, quoted):
         here = os.path.dirname(os.path.abspath(self.original.path))
@@ -336,7 +452,8 @@ class _Translator(H.HandlerContext):
             p = os.path.normpath(os.path.join(d, name))
             if os.path.isfile(p):
                 self.includes.append(p)
-                return
+                return True
+        return False
 
     # -- identifiers
     def _namespace_aliases(self):
@@ -393,7 +510,12 @@ class _Translator(H.HandlerContext):
                 self.helpers.add(LANEMASK_TYPE)
             prev = toks[i - 1].spelling if i > 0 else ""
             if prev in (".", "->"):
+                if (name in DEVICE_PROP_RENAMES or name in DEVICE_PROP_HIP6) and self._device_prop_base(i - 1):
+                    self._device_prop_member(i, name)
                 continue                    # a member that happens to share a CUDA name
+            if name == "__CUDA_ARCH__":
+                self._cuda_arch(i)
+                continue
             key = name
             if prev == "::":
                 q = self._qualifier(i, aliases)
@@ -416,10 +538,184 @@ class _Translator(H.HandlerContext):
                 self.notes.append((UNSUPPORTED, t.start, f"`{key}` has no HIP equivalent"))
                 continue
             self.stats.add(key, m.area, True)
+            if target != name and m.area in _HIP_HEADER_AREAS and "::" not in target:
+                self._check_installed(t, key, target)
             target = target.rsplit("::", 1)[-1] if key != name else target
             self.hip_names.add(target)
             if target != name:
                 self.renames[i] = target
+
+    def _check_installed(self, tok, key, target):
+        """A HIP name the installed HIP headers do not declare (an API newer than this ROCm): say so, once
+        per name and file, so that the compile error it causes is explained."""
+        known = installed_hip_names(tuple(self.opts.parse_options.include_dirs))
+        if known is None or target in known or target in self._reported_missing:
+            return
+        self._reported_missing.add(target)
+        msg = (f"`{key}` -> `{target}`: this HIP installation ({known.where}) does not declare `{target}` "
+               f"(it comes with a newer ROCm); the program will not compile against it")
+        self._diag(UNSUPPORTED, tok.start, tok.end, msg, "warning")
+        if self.opts.notes:
+            self.notes.append((UNSUPPORTED, tok.start, f"`{target}` needs a newer ROCm than the installed one"))
+
+    def _cuda_arch(self, i):
+        """HIP-Clang defines no __CUDA_ARCH__. Where it only tells device from host compilation (`#ifdef`,
+        `#ifndef`, `defined(...)`) inside a function body it becomes __HIP_DEVICE_COMPILE__, which means exactly
+        that (file-scope guards stay: clang's device pass must see the host declarations); a comparison with
+        a compute capability has no AMD counterpart (the macro reads as 0 there, so `__CUDA_ARCH__ < 600` holds
+        on every AMD device, in device code too): a note asks a human to look."""
+        toks = self.tokens
+        prev = toks[i - 1].spelling if i > 0 else ""
+        prev2 = toks[i - 2].spelling if i > 1 else ""
+        nxt = toks[i + 1].spelling if i + 1 < len(toks) else ""
+        t = toks[i]
+        if prev in ("ifdef", "ifndef", "defined") or (prev == "(" and prev2 == "defined" and nxt == ")"):
+            if not self._in_function_body(t.start):
+                # at file scope: clang parses host code in the device pass too, so the declarations must be
+                # the same in both passes; HIP's undefined __CUDA_ARCH__ keeps the host ones everywhere
+                return
+            self.renames[i] = "__HIP_DEVICE_COMPILE__"
+            self.stats.add("__CUDA_ARCH__", "device", True)
+            return
+        msg = ("`__CUDA_ARCH__` compared with a compute capability: HIP defines no __CUDA_ARCH__ (it reads as 0, "
+               "so `__CUDA_ARCH__ < N` is true on AMD, in device code too); guard on __HIP_DEVICE_COMPILE__ or "
+               "a gfx feature macro instead")
+        self._diag(UNSUPPORTED, t.start, t.end, msg, "warning")
+        self.notes.append((UNSUPPORTED, t.start, "HIP defines no __CUDA_ARCH__ (reads as 0 here)"))
+
+    def _in_function_body(self, off):
+        for f in self.model.functions:
+            b = f.body
+            if b is not None and b.start < off < b.end:
+                return True
+        return False
+
+    def _device_prop_base(self, dot):
+        """Is the object before the `.`/`->` at token `dot` a cudaDeviceProp (declared so in this file)?"""
+        toks = self.tokens
+        k = dot - 1
+        if k >= 0 and toks[k].spelling == "]":          # props[i].field
+            depth = 0
+            while k >= 0:
+                if toks[k].spelling == "]":
+                    depth += 1
+                elif toks[k].spelling == "[":
+                    depth -= 1
+                    if depth == 0:
+                        break
+                k -= 1
+            k -= 1
+        if k < 0 or toks[k].kind != "IDENTIFIER":
+            return False
+        base = toks[k].spelling
+        if self._prop_vars is None:
+            self._prop_vars = set(re.findall(rb"\b(?:cudaDeviceProp|hipDeviceProp_t)\s*[&*]?\s*(?:const\s+)?(\w+)",
+                                             self.data))
+        return base.encode() in self._prop_vars
+
+    def _device_prop_member(self, i, name):
+        t = self.tokens[i]
+        if name in DEVICE_PROP_RENAMES:
+            self.renames[i] = DEVICE_PROP_RENAMES[name]
+            self.stats.add(f"cudaDeviceProp::{name}", "types", True)
+            return
+        msg = (f"`cudaDeviceProp::{name}` exists in hipDeviceProp_t only from HIP 6.0 on; older ROCm "
+               f"(e.g. 5.x) has no such field")
+        self._diag(UNSUPPORTED, t.start, t.end, msg, "warning")
+        self.notes.append((UNSUPPORTED, t.start, f"`cudaDeviceProp::{name}` needs HIP >= 6.0"))
+
+    def _vector_compound_operators(self):
+        """`operator+=(float3 &a, float3 b)` (helper_math.h style): HIP's vector types already have member
+        compound assignments, so a free one is ambiguous at every use. Such definitions are compiled out on AMD
+        (HIP's operators do the same, element-wise)."""
+        toks = self.tokens
+        n = len(toks)
+        for i, t in enumerate(toks):
+            if t.spelling != "operator" or i + 2 >= n:
+                continue
+            op = toks[i + 1].spelling
+            if op not in _COMPOUND_OPS or toks[i + 2].spelling != "(":
+                continue
+            r = H.split_args(toks, i + 2)
+            if r is None or len(r[1]) != 2:
+                continue
+            rparen, args = r
+            types = []
+            for a, b in args:
+                names = [toks[k].spelling for k in range(a, b + 1) if toks[k].spelling in _VECTOR_TYPES]
+                types.append((names[0] if names else None, any(toks[k].spelling == "&" for k in range(a, b + 1))))
+            (t0, ref0), (t1, _) = types
+            if t0 is None or t0 != t1 or not ref0:
+                continue
+            self._compile_out(i, rparen, f"HIP's {t0} has operator{op} already (this one would be ambiguous)",
+                              f"operator{op}({t0}&, {t0})")
+
+    def _builtin_redefinitions(self):
+        """`__device__ double atomicAdd(double *address, double val) {...}` (the CAS loop older CUDA code defines
+        for GPUs before sm_60), `__device__ float atomicMax(float *address, float val) {...}` (CUDA has no
+        floating-point atomicMin/Max): HIP declares these overloads itself, so such a definition is a
+        redefinition there and is compiled out on AMD (HIP's does the same operation)."""
+        toks = self.tokens
+        for i, t in enumerate(toks):
+            if t.spelling not in _HIP_FP_ATOMICS or t.kind != "IDENTIFIER" or i + 1 >= len(toks) \
+                    or toks[i + 1].spelling != "(" or (i > 0 and toks[i - 1].spelling in (".", "->", "::")):
+                continue
+            r = H.split_args(toks, i + 1)
+            if r is None or len(r[1]) != 2:
+                continue
+            rparen, args = r
+            a0 = [toks[k].spelling for k in range(args[0][0], args[0][1] + 1)]
+            a1 = [toks[k].spelling for k in range(args[1][0], args[1][1] + 1)]
+            fp = next((x for x in ("float", "double") if x in a0), None)
+            if fp is None or "*" not in a0 or fp not in a1 or "*" in a1 or a0.count("*") != 1:
+                continue
+            sig = f"{t.spelling}({fp}*, {fp})"
+            self._compile_out(i, rparen, f"HIP defines {sig} itself (a second definition is a redefinition)", sig)
+
+    def _compile_out(self, i, rparen, reason, what):
+        """Wrap the function definition whose name is token i (parameters end at `rparen`) in
+        `#if !defined(__HIP_PLATFORM_AMD__)` ... `#endif`."""
+        toks = self.tokens
+        n = len(toks)
+        k = rparen + 1
+        while k < n and toks[k].spelling not in ("{", ";"):
+            k += 1
+        if k >= n or toks[k].spelling != "{":
+            return
+        depth, e = 0, k
+        while e < n:
+            if toks[e].spelling == "{":
+                depth += 1
+            elif toks[e].spelling == "}":
+                depth -= 1
+                if depth == 0:
+                    break
+            e += 1
+        if e >= n:
+            return
+        # the declaration's first token: after the previous `;`, `{`, `}` or directive
+        b = i
+        while b > 0 and toks[b - 1].spelling not in (";", "{", "}") and toks[b - 1].kind != "COMMENT" \
+                and not self._in_directive(b - 1):
+            b -= 1
+        if any(s <= toks[b].start < e2 for s, e2, _, _ in self.edits if e2 > s and s < toks[b].start):
+            return
+        if any(toks[k].kind == "PUNCTUATION" and toks[k].spelling == "#" for k in range(b, e)):
+            return                  # a directive inside: leave it to a human
+        start, end = toks[b].start, toks[e].end
+        pre = "" if self._at_line_start(start) else "\n"
+        self.edit(start, start, f"{pre}#if !defined(__HIP_PLATFORM_AMD__)  // cuport: {reason}\n")
+        after = self.data[end:self._line_end(end)].strip()
+        self.edit(end, end, "\n#endif" + ("\n" if after else ""))
+        self.stats.add(what, "device", True)
+
+    def _in_directive(self, k):
+        for a, b in self.opaque:
+            if a <= k < b:
+                return True
+        t = self.tokens[k]
+        line_start = self.data.rfind(b"\n", 0, t.start) + 1
+        return self.data[line_start:t.start].lstrip().startswith(b"#")
 
     # -- calls with handlers
     def _calls(self):
@@ -515,7 +811,7 @@ class _Translator(H.HandlerContext):
     # -- notes for what needs a human
     def _lint_notes(self, diags):
         for d in diags:
-            if d.code.startswith(PORTABILITY_FAMILIES):
+            if d.code.startswith(PORTABILITY_FAMILIES) or d.code in HARD_CODES:
                 msg = _short(d.message)
                 if d.fix is not None and d.fix.applicability.value == "unsafe":
                     msg += f" (unsafe fix: {_short(d.fix.message, 80)})"
@@ -602,6 +898,74 @@ class _Translator(H.HandlerContext):
             b = bisect.bisect_right(starts, max(s, e - 1))
             lines.update(range(a, b + 1))
         return len(lines)
+
+
+_HIP_HEADER_AREAS = frozenset({"runtime_api", "driver_api", "types", "device", "cooperative_groups", "nvrtc"})
+
+
+class _Names(frozenset):
+    where = ""
+
+
+_installed_cache: dict = {}
+
+
+def installed_hip_names(include_dirs=()):
+    """Every identifier the installed HIP headers (hip/**, and clang's __clang_hip_* headers) spell; None when
+    no HIP installation is found. Computed once per process."""
+    if include_dirs in _installed_cache:
+        return _installed_cache[include_dirs]
+    import glob
+    runtime = find_system_header(HIP_RUNTIME, include_dirs)
+    result = None
+    if runtime:
+        hip_dir = os.path.dirname(runtime)
+        files = glob.glob(os.path.join(hip_dir, "**", "*.h"), recursive=True) + \
+            glob.glob(os.path.join(hip_dir, "**", "*.hpp"), recursive=True)
+        for pat in ("/usr/lib/llvm-*/lib/clang/*/include/__clang_hip*.h", "/usr/lib/clang/*/include/__clang_hip*.h",
+                    "/opt/rocm*/llvm/lib/clang/*/include/__clang_hip*.h"):
+            files += glob.glob(pat)
+        names: set[bytes] = set()
+        ident = re.compile(rb"\b[A-Za-z_]\w*\b")
+        for f in files:
+            try:
+                with open(f, "rb") as fh:
+                    names.update(ident.findall(fh.read()))
+            except OSError:
+                pass
+        result = _Names(n.decode("ascii", "replace") for n in names)
+        result.where = hip_dir
+    _installed_cache[include_dirs] = result
+    return result
+
+
+def library_of(header: str):
+    """(library name, link flag) of a ROCm library header such as `hipblas/hipblas.h`; None for HIP's own."""
+    head = header.split("/", 1)[0]
+    return LIBRARIES.get(head)
+
+
+def system_include_dirs(extra=()) -> list[str]:
+    """Where hipcc finds ROCm library headers: -I directories, $ROCM_PATH/include, /opt/rocm/include, /usr/include,
+    /usr/local/include (those that exist)."""
+    dirs = list(extra)
+    rocm = os.environ.get("ROCM_PATH") or os.environ.get("HIP_PATH")
+    if rocm:
+        dirs.append(os.path.join(rocm, "include"))
+    dirs += ["/opt/rocm/include", "/usr/include", "/usr/local/include"]
+    out = []
+    for d in dirs:
+        if d not in out and os.path.isdir(d):
+            out.append(d)
+    return out
+
+
+def find_system_header(header: str, extra=()) -> str | None:
+    for d in system_include_dirs(extra):
+        p = os.path.join(d, header)
+        if os.path.isfile(p):
+            return p
+    return None
 
 
 def _short(msg: str, limit: int = 160) -> str:

@@ -24,8 +24,11 @@ TITLES = {
     "cusparse": "cuSPARSE",
     "cub": "CUB",
     "cooperative_groups": "Cooperative groups",
+    "cusolver": "cuSOLVER (hipSOLVER)",
+    "nvrtc": "NVRTC (hipRTC)",
 }
-LIBRARY_OF_ROC = {"cublas": "rocBLAS", "curand": "rocRAND", "cusparse": "rocSPARSE", "headers": "roc"}
+LIBRARY_OF_ROC = {"cublas": "rocBLAS", "curand": "rocRAND", "cusparse": "rocSPARSE", "cusolver": "rocSOLVER",
+                  "headers": "roc"}
 
 
 def default_output() -> Path:

@@ -121,11 +121,10 @@ def function_arg(index: int):
 
 
 def malloc_host(ctx: HandlerContext, call: Call) -> None:
-    """cudaMallocHost(p, n) -> hipHostMalloc(p, n, hipHostMallocDefault)."""
+    """cudaMallocHost(p, n) -> hipHostMalloc(p, n), hipify-clang's output: HIP's C++ overload
+    `hipHostMalloc(T**, size_t, unsigned flags = hipHostMallocDefault)` takes the two arguments (T = void for
+    `(void**)&p`), so no flags argument is added."""
     ctx.rename(call.name_tok, "hipHostMalloc")
-    if len(call.args) == 2:
-        _, e = ctx.arg_span(call, 1)
-        ctx.edit(e, e, ", hipHostMallocDefault")
 
 
 _HOST_ALLOC_FLAGS = {"cudaHostAllocDefault": "hipHostMallocDefault", "cudaHostAllocPortable": "hipHostMallocPortable",
@@ -190,6 +189,8 @@ def lane_mask(ctx: HandlerContext, call: Call) -> None:
     if not call.args:
         return
     text = ctx.arg_text(call, 0)
+    if text.replace(" ", "") == "__activemask()":
+        return                      # already a 64-bit mask in HIP
     value, wide = _mask_value(ctx, call, text)
     s, e = ctx.arg_span(call, 0)
     if value is not None:

@@ -35,12 +35,14 @@ AREAS: tuple[str, ...] = (
     "cusparse",
     "cub",
     "cooperative_groups",
+    "cusolver",
+    "nvrtc",
 )
 FLAGS: frozenset[str] = frozenset({"unsupported", "deprecated", "experimental", "removed"})
 COLUMNS: tuple[str, ...] = ("cuda", "hip", "roc", "flags", "note")
 # With --roc these libraries are replaced by rocBLAS / rocRAND / rocSPARSE, whose handles and
 # types differ from the hip* ones: a row without a roc name cannot fall back to its hip name.
-ROC_AREAS: frozenset[str] = frozenset({"cublas", "curand", "cusparse"})
+ROC_AREAS: frozenset[str] = frozenset({"cublas", "curand", "cusparse", "cusolver"})
 HEADERS_AREA = "headers"
 
 
