@@ -54,16 +54,37 @@ def _clean_main(args) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+_COMMANDS = ("lint", "rule", "translate", "verify", "report", "clean", "demo")
+
+
+def _command_of(argv) -> str | None:
+    """The subcommand `argv` runs (its first non-option word), None when that is not a known one (top-level
+    help, version, errors: then every subcommand is built as before)."""
+    for a in argv:
+        if a.startswith("-"):
+            if a in ("-h", "--help", "--version"):
+                return None
+            continue
+        return a if a in _COMMANDS else None
+    return None
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The full parser; with `command`, only that subcommand's arguments are defined (the others keep their
+    name and help), so `cuport lint one.cu` does not import the translators, the verifier and the report."""
     p = argparse.ArgumentParser(prog="cuport", description="Lint, translate and verify CUDA kernels for HIP "
                                 "(wave64), Vulkan GLSL compute and OpenCL C.")
     p.add_argument("--version", action="version", version=f"cuport {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
+    def wanted(name):
+        return command is None or command == name
+
     lint = sub.add_parser("lint", help="find portability hazards")
-    from porter.lint import run as lint_run
-    lint_run.add_arguments(lint)
-    lint.set_defaults(func=lambda a: lint_run.main(a))
+    if wanted("lint"):
+        from porter.lint import run as lint_run
+        lint_run.add_arguments(lint)
+        lint.set_defaults(func=lambda a: lint_run.main(a))
 
     rule = sub.add_parser("rule", help="explain a rule")
     rule.add_argument("code", nargs="?")
@@ -72,13 +93,16 @@ def build_parser() -> argparse.ArgumentParser:
     rule.set_defaults(func=_rule_main)
 
     tr = sub.add_parser("translate", help="translate CUDA to HIP, GLSL compute or OpenCL C")
-    _translate_args(tr)
+    if wanted("translate"):
+        _translate_args(tr)
 
     ver = sub.add_parser("verify", help="run the original and its translations against NumPy references")
-    _lazy(ver, "porter.verify.cli")
+    if wanted("verify"):
+        _lazy(ver, "porter.verify.cli")
 
     rep = sub.add_parser("report", help="per-kernel resource and occupancy report per target")
-    _lazy(rep, "porter.report")
+    if wanted("report"):
+        _lazy(rep, "porter.report")
 
     clean = sub.add_parser("clean", help="remove the lint cache")
     clean.add_argument("path", nargs="?", default=".")
@@ -154,8 +178,8 @@ class _Dedup:
 
 
 def main(argv=None) -> int:
-    parser = build_parser()
     argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(_command_of(argv))
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:

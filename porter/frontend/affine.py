@@ -8,6 +8,10 @@ from fractions import Fraction
 from porter.frontend.model import FileModel, Node
 
 THREAD_VARS = ("threadIdx.x", "threadIdx.y", "threadIdx.z")
+# kinds whose Node.builtin() can be non-None (it strips parentheses and casts down to a MEMBER_REF_EXPR)
+_BUILTIN_KINDS = frozenset({"MEMBER_REF_EXPR", "PAREN_EXPR", "CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR",
+                            "CXX_FUNCTIONAL_CAST_EXPR"})
+_TAINT_CALLS = ("__shfl", "__ballot", "__activemask", "__match", "__lane", "atomic")
 _MAX_DEPTH = 12
 
 
@@ -96,22 +100,26 @@ class Analysis:
         self._assigned: set[int] | None = None
         self._poly_cache: dict[int, Poly | None] = {}
         self._taint_cache: dict[int, bool] = {}
+        self._def_cache: dict[int, Node | None] = {}
+        self._write_index: dict[int, list] | None = None
 
     @property
     def assigned(self) -> set[int]:
         """ids of declaration nodes written after their initialisation (loop counters, accumulators)."""
         if self._assigned is None:
             s = set()
-            for n in self.model.all_nodes():
-                target = None
-                if n.kind == "BINARY_OPERATOR" and n.op == "=" or n.kind == "COMPOUND_ASSIGNMENT_OPERATOR":
-                    target = n.children[0] if n.children else None
-                elif n.kind == "UNARY_OPERATOR" and n.op in ("++", "--", "post++", "post--", "&"):
-                    target = n.children[0] if n.children else None
-                if target is not None:
-                    t = target.strip
-                    if t.kind == "DECL_REF_EXPR" and t.ref is not None:
-                        s.add(id(t.ref))
+            by_kind = self.model.by_kind
+            for kind in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR", "UNARY_OPERATOR"):
+                for n in by_kind.get(kind, ()):
+                    target = None
+                    if kind == "BINARY_OPERATOR" and n.op == "=" or kind == "COMPOUND_ASSIGNMENT_OPERATOR":
+                        target = n.children[0] if n.children else None
+                    elif kind == "UNARY_OPERATOR" and n.op in ("++", "--", "post++", "post--", "&"):
+                        target = n.children[0] if n.children else None
+                    if target is not None:
+                        t = target.strip
+                        if t.kind == "DECL_REF_EXPR" and t.ref is not None:
+                            s.add(id(t.ref))
             self._assigned = s
         return self._assigned
 
@@ -119,9 +127,13 @@ class Analysis:
         """The initialiser of a local that is never reassigned."""
         if decl is None or decl.kind != "VAR_DECL" or id(decl) in self.assigned:
             return None
-        exprs = [c for c in decl.children if not c.kind.endswith("_ATTR") and c.kind not in ("TYPE_REF",
-                                                                                                "NAMESPACE_REF")]
-        return exprs[-1] if exprs else None
+        key = id(decl)
+        d = self._def_cache.get(key, False)
+        if d is False:
+            exprs = [c for c in decl.children if not c.kind.endswith("_ATTR") and c.kind not in ("TYPE_REF",
+                                                                                                    "NAMESPACE_REF")]
+            d = self._def_cache[key] = exprs[-1] if exprs else None
+        return d
 
     def poly(self, node: Node | None, depth: int = 0) -> Poly | None:
         if node is None or depth > _MAX_DEPTH:
@@ -207,14 +219,17 @@ class Analysis:
 
     def _taint(self, node: Node, depth: int) -> bool:
         for n in node.walk():
-            b = n.builtin()
-            if b is not None and b[0] == "threadIdx":
-                return True
-            if n.kind == "CALL_EXPR" and n.spelling.startswith(("__shfl", "__ballot", "__activemask", "__match",
-                                                                "__lane", "atomic")):
-                return True
-            if n.kind == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind == "VAR_DECL":
-                if self._var_tainted(n.ref, depth):
+            k = n.kind
+            if k in _BUILTIN_KINDS:
+                b = n.builtin()
+                if b is not None and b[0] == "threadIdx":
+                    return True
+            elif k == "CALL_EXPR":
+                if n.spelling.startswith(_TAINT_CALLS):
+                    return True
+            elif k == "DECL_REF_EXPR":
+                r = n.ref
+                if r is not None and r.kind == "VAR_DECL" and self._var_tainted(r, depth):
                     return True
         return False
 
@@ -230,6 +245,27 @@ class Analysis:
 
     def _writes(self, decl: Node):
         fn = decl.enclosing("FUNCTION_DECL", "FUNCTION_TEMPLATE", "CXX_METHOD")
+        model = self.model
+        ok = model._preorder_ok
+        if ok is None:
+            ok = model._preorder()
+        if ok and (fn is None or fn._lo >= 0):
+            # the same right-hand sides, in the same order, from an index of all assignments built once
+            idx = self._write_index
+            if idx is None:
+                idx = self._write_index = {}
+                for n in model.flat:
+                    k = n.kind
+                    if (k == "BINARY_OPERATOR" and n.op == "=") or k == "COMPOUND_ASSIGNMENT_OPERATOR":
+                        t = n.children[0].strip if n.children else None
+                        if t is not None and t.kind == "DECL_REF_EXPR" and len(n.children) > 1:
+                            r = t.ref
+                            if r is not None:
+                                idx.setdefault(id(r), []).append(n)
+            for n in idx.get(id(decl), ()):
+                if fn is None or fn._lo <= n._lo < fn._hi:
+                    yield n.children[1]
+            return
         root = fn if fn is not None else None
         nodes = root.walk() if root is not None else self.model.all_nodes()
         for n in nodes:

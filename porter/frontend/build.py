@@ -16,33 +16,90 @@ _DECL_KINDS = {"VAR_DECL", "PARM_DECL", "FUNCTION_DECL", "FUNCTION_TEMPLATE", "F
 class _Locator:
     """Expansion-location offsets with a cheap same-file test (pointer compare on CXFile)."""
 
-    def __init__(self, tu, path):
+    def __init__(self, tu, path, size=None):
         import clang.cindex as ci
         self.ci = ci
         self.lib = ci.conf.lib
         f = self.lib.clang_getFile(tu, path.encode())
         self.main = ctypes.cast(f, ctypes.c_void_p).value if f else None
-        self._f = ci.c_object_p()
+        fast = _locator_functions()
+        self._extent, self._start, self._end, self._loc, for_offset = fast
+        self._f = ctypes.c_void_p()
         self._u = ctypes.c_uint()
         self._off = ctypes.c_uint()
+        self._args = (ctypes.byref(self._f), ctypes.byref(self._u), ctypes.byref(self._u), ctypes.byref(self._off))
+        # A location written in the main file itself (not in a macro expansion) is encoded as the encoding of
+        # the file's offset 0 plus the offset, below 2**31 (macro locations have that bit set); the main file
+        # spans offsets 0..size. Such locations need no libclang call; every other one takes the full path.
+        self._base = None
+        self._size = size
+        if f and size is not None:
+            try:
+                loc0 = for_offset(tu, f, 0)
+                if loc0.int_data and loc0.int_data < _MACRO_BIT and self._slow_offset(loc0, True) == 0:
+                    self._base = loc0.int_data
+            except Exception:
+                self._base = None
+
+    def _slow_offset(self, loc, check_file):
+        f, u1, u2, off = self._args
+        self._loc(loc, f, u1, u2, off)
+        if check_file:
+            fv = self._f.value
+            if fv is None or fv != self.main:
+                return None
+        return self._off.value
 
     def span(self, cursor):
-        lib = self.lib
-        ext = lib.clang_getCursorExtent(cursor)
-        s = lib.clang_getRangeStart(ext)
-        lib.clang_getInstantiationLocation(s, ctypes.byref(self._f), ctypes.byref(self._u), ctypes.byref(self._u),
-                                           ctypes.byref(self._off))
-        fv = ctypes.cast(self._f, ctypes.c_void_p).value
+        ext = self._extent(cursor)
+        base = self._base
+        if base is not None:
+            b = ext.begin_int_data - base
+            if 0 <= b <= self._size and ext.begin_int_data < _MACRO_BIT:
+                e = ext.end_int_data - base
+                if 0 <= e <= self._size and ext.end_int_data < _MACRO_BIT:
+                    return b, e
+                return b, self._slow_offset(self._end(ext), False)
+        f, u1, u2, off = self._args
+        self._loc(self._start(ext), f, u1, u2, off)
+        fv = self._f.value
         if fv is None or fv != self.main:
             return None
         start = self._off.value
-        e = lib.clang_getRangeEnd(ext)
-        lib.clang_getInstantiationLocation(e, ctypes.byref(self._f), ctypes.byref(self._u), ctypes.byref(self._u),
-                                           ctypes.byref(self._off))
+        self._loc(self._end(ext), f, u1, u2, off)
         return start, self._off.value
 
 
+_MACRO_BIT = 1 << 31
+_LOCATOR_FUNCS = None
+
+
+def _locator_functions():
+    """clang_getCursorExtent, clang_getRangeStart/End and clang_getInstantiationLocation as plain ctypes
+    functions (the file comes back as a c_void_p: no cast per call)."""
+    global _LOCATOR_FUNCS
+    if _LOCATOR_FUNCS is None:
+        import clang.cindex as ci
+        raw = ctypes.CDLL(ci.conf.lib._name)
+
+        def fn(name, argtypes, restype):
+            f = getattr(raw, name)
+            f.argtypes = argtypes
+            f.restype = restype
+            return f
+        _LOCATOR_FUNCS = (
+            fn("clang_getCursorExtent", [ci.Cursor], ci.SourceRange),
+            fn("clang_getRangeStart", [ci.SourceRange], ci.SourceLocation),
+            fn("clang_getRangeEnd", [ci.SourceRange], ci.SourceLocation),
+            fn("clang_getInstantiationLocation", [ci.SourceLocation, ctypes.POINTER(ctypes.c_void_p),
+                                                  ctypes.POINTER(ctypes.c_uint), ctypes.POINTER(ctypes.c_uint),
+                                                  ctypes.POINTER(ctypes.c_uint)], None),
+            fn("clang_getLocationForOffset", [ci.TranslationUnit, ci.c_object_p, ctypes.c_uint], ci.SourceLocation))
+    return _LOCATOR_FUNCS
+
+
 _CHILD_VISIT_CONTINUE, _CHILD_VISIT_RECURSE = 1, 2
+_KIND_NAMES: dict[int, str] = {}      # cursor kind id -> CursorKind name (shared by all files)
 
 
 def build_model(source, options=None) -> FileModel:
@@ -50,14 +107,14 @@ def build_model(source, options=None) -> FileModel:
     import clang.cindex as ci
     tu, errors = _parse.parse(source.path, source.data, options)
     model = FileModel(source, tu, errors, options)
-    loc = _Locator(tu, tu.spelling)
+    loc = _Locator(tu, tu.spelling, len(source.data))
     model._locator = loc
     lib = ci.conf.lib
-    kinds = {}
+    kinds = _KIND_NAMES
     decls: dict[int, Node] = {}
     by_hash: dict[int, Node] = {}
+    get_node = by_hash.get
     hash_cursor = lib.clang_hashCursor
-    get_kind = lib.clang_getCursorKind
     is_main = lib.clang_Location_isFromMainFile
     get_loc = lib.clang_getCursorLocation
 
@@ -66,6 +123,7 @@ def build_model(source, options=None) -> FileModel:
         return n
 
     flat = model.flat
+    flat_append = flat.append
     by_kind = model.by_kind
     transparent = _TRANSPARENT
     decl_kinds = _DECL_KINDS | _FUNC_KINDS
@@ -73,25 +131,25 @@ def build_model(source, options=None) -> FileModel:
     # One C-level recursive walk per top-level declaration of the file: a Python callback per node, no
     # per-parent child lists (the bindings' get_children() costs a visitor per node).
     def visit(cursor, parent, _data):
-        pnode = by_hash.get(hash_cursor(parent))
+        pnode = get_node(hash_cursor(parent))
         if pnode is None:
             return 1  # CXChildVisit_Continue
-        k = get_kind(cursor)
+        k = cursor._kind_id          # the struct field clang_getCursorKind returns
         kind = kinds.get(k) or kind_name(k)
-        h = hash_cursor(cursor)
         if kind in transparent:
             # implicit wrapper: keep it out of the tree, hang its children on the real parent
-            by_hash[h] = pnode
+            by_hash[hash_cursor(cursor)] = pnode
             return 2  # CXChildVisit_Recurse
         cursor._tu = tu  # ctypes already copied the struct; keep the TU alive for lazy lookups
         node = Node(kind, cursor, model, pnode)
         pnode.children.append(node)
-        flat.append(node)
+        flat_append(node)
         lst = by_kind.get(kind)
         if lst is None:
             by_kind[kind] = [node]
         else:
             lst.append(node)
+        h = hash_cursor(cursor)
         by_hash[h] = node
         if kind in decl_kinds:
             decls[h] = node

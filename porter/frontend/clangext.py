@@ -78,3 +78,77 @@ def evaluate(cursor):
         return None
     finally:
         _lib.clang_EvalResult_dispose(res)
+
+
+# --- fast paths for what the model asks of every node (same results as the bindings, fewer Python layers) ---
+# The bindings wrap each call in errcheck converters (Cursor.from_result compares with a fresh null cursor and
+# scans its arguments for the TU; _CXString goes through two more wrappers and a __del__). These call the same
+# C functions through plain ctypes function objects of the same library.
+
+class _CXStringRaw(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("private_flags", ctypes.c_uint)]
+
+
+_fast = None
+_KIND_NAMES: dict[int, str] = {}
+
+
+def _setup_fast():
+    global _fast
+    import clang.cindex as ci
+    raw = ctypes.CDLL(ci.conf.lib._name)
+    Cursor = ci.Cursor
+
+    def fn(name, argtypes, restype):
+        f = getattr(raw, name)
+        f.argtypes = argtypes
+        f.restype = restype
+        return f
+
+    _fast = {
+        "spelling": fn("clang_getCursorSpelling", [Cursor], _CXStringRaw),
+        "cstring": fn("clang_getCString", [_CXStringRaw], ctypes.c_char_p),
+        "dispose": fn("clang_disposeString", [_CXStringRaw], None),
+        "referenced": fn("clang_getCursorReferenced", [Cursor], Cursor),
+        "is_null": fn("clang_Cursor_isNull", [Cursor], ctypes.c_int),
+        "hash": fn("clang_hashCursor", [Cursor], ctypes.c_uint),
+        "cursor_type": fn("clang_getCursorType", [Cursor], ci.Type),
+        "type_spelling": fn("clang_getTypeSpelling", [ci.Type], _CXStringRaw),
+        "kind_from_id": ci.CursorKind.from_id,
+    }
+    return _fast
+
+
+def _string(cx) -> str | None:
+    f = _fast
+    try:
+        v = f["cstring"](cx)
+    finally:
+        f["dispose"](cx)
+    return v.decode("utf8") if v is not None else None
+
+
+def cursor_spelling(cursor) -> str | None:
+    """cursor.spelling (clang_getCursorSpelling)."""
+    f = _fast or _setup_fast()
+    return _string(f["spelling"](cursor))
+
+
+def cursor_referenced(cursor):
+    """(hash, kind name, spelling) of the entity `cursor` refers to, None when it refers to nothing: the same as
+    `r = cursor.referenced; (r.hash, r.kind.name, r.spelling) if r is not None else None`."""
+    f = _fast or _setup_fast()
+    r = f["referenced"](cursor)
+    if f["is_null"](r):
+        return None
+    k = r._kind_id
+    name = _KIND_NAMES.get(k)
+    if name is None:
+        name = _KIND_NAMES[k] = f["kind_from_id"](k).name
+    return f["hash"](r), name, _string(f["spelling"](r))
+
+
+def type_spelling(cursor) -> str | None:
+    """cursor.type.spelling."""
+    f = _fast or _setup_fast()
+    return _string(f["type_spelling"](f["cursor_type"](cursor)))

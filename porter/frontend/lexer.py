@@ -27,31 +27,36 @@ _TOKEN = re.compile(rb"""
 """, re.VERBOSE | re.DOTALL)
 
 
+_KIND = {"comment": "COMMENT", "raw": "LITERAL", "str": "LITERAL", "chr": "LITERAL", "num": "LITERAL",
+         "delim": "LITERAL", "punct": "PUNCTUATION"}
+
+
 def lex(data: bytes, start: int = 0, end: int | None = None, token_cls=None):
+    """Tokens starting in [start, end) of `data` (the last one may extend past `end`). The pattern matches at
+    every position (its last alternative is any byte), so finditer yields the tokens back to back, exactly as
+    matching at the end of the previous token would."""
     end = len(data) if end is None else end
     out = []
-    pos = start
-    match = _TOKEN.match
-    while pos < end:
-        m = match(data, pos)
-        if m is None:  # cannot happen: '.' matches any byte; guard anyway
-            pos += 1
-            continue
+    if start >= end:
+        return out
+    append = out.append
+    kinds = _KIND
+    keywords = _KEYWORDS
+    for m in _TOKEN.finditer(data, start):
         kind = m.lastgroup
-        s, e = m.start(), m.end()
-        pos = e
         if kind == "ws":
+            if m.end() >= end:
+                break
             continue
+        s, e = m.span()
+        if s >= end:
+            break
         text = data[s:e].decode("utf-8", "replace")
-        if kind == "comment":
-            k = "COMMENT"
-        elif kind in ("raw", "str", "chr", "num", "delim"):
-            k = "LITERAL"
-        elif kind == "ident":
-            k = "KEYWORD" if text in _KEYWORDS else "IDENTIFIER"
+        if kind == "ident":
+            k = "KEYWORD" if text in keywords else "IDENTIFIER"
         else:
-            k = "PUNCTUATION"
-        out.append(token_cls(s, e, text, k))
+            k = kinds.get(kind, "PUNCTUATION")
+        append(token_cls(s, e, text, k))
     return out
 
 

@@ -23,7 +23,7 @@ class Node:
     """One cursor of the file. Only kind, children and parent are filled eagerly; everything else is read from
     libclang on first use and cached (most nodes are never asked for their spelling or type)."""
     __slots__ = ("kind", "_spelling", "_span", "children", "parent", "_cursor", "_op", "_value", "_type",
-                 "_ref", "model", "_evaluated")
+                 "_ref", "model", "_evaluated", "_lo", "_hi")
 
     def __init__(self, kind, cursor, model, parent=None):
         self.kind = kind
@@ -38,11 +38,13 @@ class Node:
         self._type = None
         self._ref = False          # False = not looked up yet
         self.model = model
+        self._lo = -1              # preorder position in model.flat (see FileModel._preorder), -1: unknown
+        self._hi = -1              # end (exclusive) of the subtree in model.flat
 
     @property
     def spelling(self) -> str:
         if self._spelling is None:
-            self._spelling = self._cursor.spelling
+            self._spelling = clangext.cursor_spelling(self._cursor)
         return self._spelling
 
     @property
@@ -62,15 +64,17 @@ class Node:
             self._ref = None
             if self.kind in ("DECL_REF_EXPR", "MEMBER_REF_EXPR", "CALL_EXPR", "TYPE_REF", "TEMPLATE_REF",
                              "OVERLOADED_DECL_REF"):
-                r = self._cursor.referenced
+                r = clangext.cursor_referenced(self._cursor)
                 if r is not None:
-                    self._ref = (self.model.decls.get(r.hash), r.kind.name, r.spelling)
+                    self._ref = (self.model.decls.get(r[0]), r[1], r[2])
         return self._ref
 
     @property
     def ref(self) -> "Node | None":
         """The referenced declaration when it is in this file."""
-        r = self._lookup_ref()
+        r = self._ref
+        if r is False:
+            r = self._lookup_ref()
         return r[0] if r else None
 
     @property
@@ -110,7 +114,7 @@ class Node:
     @property
     def type(self) -> str:
         if self._type is None:
-            self._type = self._cursor.type.spelling
+            self._type = clangext.type_spelling(self._cursor)
         return self._type
 
     @property
@@ -137,6 +141,17 @@ class Node:
 
     # --- navigation ---
     def walk(self) -> Iterator["Node"]:
+        """The subtree in preorder (this node first). A slice of the model's preorder list when that index is
+        valid (one C-level copy instead of a Python generator step per node)."""
+        m = self.model
+        ok = m._preorder_ok
+        if ok is None:
+            ok = m._preorder()
+        if ok and self._lo >= 0:
+            return iter(m.flat[self._lo:self._hi])
+        return self._walk()
+
+    def _walk(self) -> Iterator["Node"]:
         stack = [self]
         while stack:
             n = stack.pop()
@@ -218,6 +233,10 @@ class Node:
         except Exception:
             return None
         return s if s > 0 else None
+
+
+def _preorder_pos(node: Node) -> int:
+    return node._lo
 
 
 @dataclass
@@ -312,6 +331,124 @@ class FileModel:
         self.flat: list[Node] = []                 # every node, preorder
         self.by_kind: dict[str, list[Node]] = {}   # kind -> nodes, preorder
         self.shallow: list[Node] = []              # host functions whose bodies were not modelled
+        self._preorder_ok: bool | None = None      # flat is the preorder of the tree (set by _preorder)
+        self._kind_pos: dict[str, list[int]] = {}
+        self._fn_by_node: dict | None = None
+        self._refs_by_decl: dict | None = None
+
+    # --- indexes (built on first use; the tree is never modified after build_model) ---
+    def _preorder(self) -> bool:
+        """Number every node with its position in `flat` (`_lo`) and the end of its subtree (`_hi`), and check
+        that `flat` is exactly the preorder of the tree (build_model appends in visit order, so it is): every
+        first child right after its parent, every next sibling right after the previous one's subtree, the roots
+        one after another covering all of `flat`. Then a subtree is a slice of `flat` and the nodes of a kind
+        inside a subtree a slice of `by_kind[kind]`. False (and nothing used) if the check fails."""
+        flat = self.flat
+        for i, n in enumerate(flat):
+            n._lo = i
+        ok = True
+        for n in reversed(flat):               # children (later in flat) before their parents
+            ch = n.children
+            if ch:
+                nxt = n._lo + 1
+                for c in ch:
+                    if c._lo != nxt:
+                        ok = False
+                        break
+                    nxt = c._hi
+                if not ok:
+                    break
+                n._hi = nxt
+            else:
+                n._hi = n._lo + 1
+        if ok:
+            nxt = 0
+            for r in self.roots:
+                if r._lo != nxt:
+                    ok = False
+                    break
+                nxt = r._hi
+            ok = ok and nxt == len(flat)
+        if not ok:
+            for n in flat:
+                n._lo = n._hi = -1
+        self._preorder_ok = ok
+        return ok
+
+    def kind_in(self, node: Node, kind: str) -> list[Node]:
+        """Nodes of `kind` in the subtree of `node` (itself included), in preorder: the same nodes, in the same
+        order, as `[n for n in node.walk() if n.kind == kind]`, without walking."""
+        ok = self._preorder_ok
+        if ok is None:
+            ok = self._preorder()
+        if not ok or node._lo < 0:
+            return [n for n in node._walk() if n.kind == kind]
+        lst = self.by_kind.get(kind)
+        if not lst:
+            return []
+        pos = self._kind_pos.get(kind)
+        if pos is None or len(pos) != len(lst):
+            pos = self._kind_pos[kind] = [n._lo for n in lst]
+        return lst[bisect.bisect_left(pos, node._lo):bisect.bisect_left(pos, node._hi)]
+
+    def kinds_in(self, node: Node, *kinds: str) -> list[Node]:
+        """Nodes of any of `kinds` in the subtree of `node`, in preorder (what a filtered walk yields)."""
+        if len(kinds) == 1:
+            return self.kind_in(node, kinds[0])
+        ok = self._preorder_ok
+        if ok is None:
+            ok = self._preorder()
+        if not ok or node._lo < 0:
+            return [n for n in node._walk() if n.kind in kinds]
+        out = [n for k in kinds for n in self.kind_in(node, k)]
+        out.sort(key=_preorder_pos)
+        return out
+
+    def contains(self, outer: Node, node: Node) -> bool:
+        """`node` is `outer` or one of its descendants."""
+        ok = self._preorder_ok
+        if ok is None:
+            ok = self._preorder()
+        if ok and outer._lo >= 0 and node._lo >= 0:
+            return outer._lo <= node._lo < outer._hi
+        n = node
+        while n is not None:
+            if n is outer:
+                return True
+            n = n.parent
+        return False
+
+    def refs_to(self, decl: Node) -> list[Node]:
+        """Every DECL_REF_EXPR whose declaration is `decl`, in source (preorder) order (indexed once per file)."""
+        idx = self._refs_by_decl
+        if idx is None:
+            idx = self._refs_by_decl = {}
+            for n in self.by_kind.get("DECL_REF_EXPR", ()):
+                r = n.ref
+                if r is not None:
+                    lst = idx.get(id(r))
+                    if lst is None:
+                        idx[id(r)] = [n]
+                    else:
+                        lst.append(n)
+        return idx.get(id(decl), [])
+
+    def release(self) -> None:
+        """Break the reference cycles of the tree (parent <-> children, node <-> model, model <-> caches) so that
+        the nodes, their cursors and the translation unit are freed at once by reference counting instead of
+        by a later garbage collection (a batch run otherwise keeps dozens of translation units alive, and every
+        collection scans their nodes). The model must not be used afterwards."""
+        for n in self.flat:
+            n.parent = None
+            n.model = None
+            n.children = []
+            n._ref = False
+            n._cursor = None       # what a rule may still hold in a cycle no longer keeps the TU alive
+        for key in ("_analysis", "_shared_memory"):    # per-model analyses: their caches hold nodes
+            obj = self.__dict__.get(key)
+            if obj is not None and hasattr(obj, "__dict__"):
+                obj.__dict__.clear()
+        self.__dict__.clear()
 
     def _span(self, node) -> tuple[int, int]:
         sp = self._locator.span(node._cursor)
@@ -400,10 +537,13 @@ class FileModel:
         fn = node.enclosing("FUNCTION_DECL", "FUNCTION_TEMPLATE", "CXX_METHOD")
         if fn is None:
             return None
-        for f in self.functions:
-            if f.node is fn:
-                return f
-        return None
+        idx = self._fn_by_node
+        if idx is None or idx[0] != len(self.functions):
+            by_node: dict = {}
+            for f in self.functions:
+                by_node.setdefault(id(f.node), f)      # the first Function of a node, as a scan would find
+            idx = self._fn_by_node = (len(self.functions), by_node)
+        return idx[1].get(id(fn))
 
     @property
     def kernels(self) -> list[Function]:

@@ -218,11 +218,31 @@ class SharedMemory:
             self._accesses = self._collect()
         return self._accesses
 
+    def accesses_of(self, function: Function | None) -> list[SharedAccess]:
+        """`[a for a in self.accesses if a.function is function]`, from an index built once."""
+        return self._grouped()[0].get(id(function), [])
+
+    def accesses_to(self, array: SharedArray) -> list[SharedAccess]:
+        """`[a for a in self.accesses if a.array is array]`, from an index built once."""
+        return self._grouped()[1].get(id(array), [])
+
+    def _grouped(self):
+        g = getattr(self, "_groups", None)
+        if g is None or g[2] is not self.accesses:
+            by_fn: dict[int, list[SharedAccess]] = {}
+            by_arr: dict[int, list[SharedAccess]] = {}
+            for a in self.accesses:
+                by_fn.setdefault(id(a.function), []).append(a)
+                by_arr.setdefault(id(a.array), []).append(a)
+            g = self._groups = (by_fn, by_arr, self.accesses)
+        return g
+
     def _collect(self) -> list[SharedAccess]:
         out = []
         if not self.model.shared:
             return out
-        for n in self.model.all_nodes():
+        # the candidates in source order, as a walk over all nodes would meet them
+        for n in self.model.of_kind("ARRAY_SUBSCRIPT_EXPR", "UNARY_OPERATOR"):
             if n.kind == "ARRAY_SUBSCRIPT_EXPR":
                 p = n.parent
                 if p is not None and p.kind == "ARRAY_SUBSCRIPT_EXPR" and p.children and p.children[0] is n:
@@ -255,12 +275,7 @@ class SharedMemory:
 
     def references(self, decl: Node) -> list[Node]:
         """Every DECL_REF_EXPR naming the declaration `decl` (indexed once per file)."""
-        if self._refs is None:
-            self._refs = {}
-            for n in self.model.all_nodes():
-                if n.kind == "DECL_REF_EXPR" and n.ref is not None:
-                    self._refs.setdefault(id(n.ref), []).append(n)
-        return self._refs.get(id(decl), [])
+        return self.model.refs_to(decl)
 
     # --- which free variables of an index are the same for every lane ---
     def lane_uniform(self, name: str, function: Function | None) -> bool:
@@ -274,10 +289,11 @@ class SharedMemory:
         if key in self._var_uniform:
             return self._var_uniform[key]
         root = function.node if function is not None else None
-        nodes = root.walk() if root is not None else self.model.all_nodes()
+        nodes = self.model.kind_in(root, "DECL_REF_EXPR") if root is not None else \
+            self.model.of_kind("DECL_REF_EXPR")
         ok = True
         for n in nodes:
-            if n.kind == "DECL_REF_EXPR" and n.spelling == name and self.an.thread_dependent(n):
+            if n.spelling == name and self.an.thread_dependent(n):
                 ok = False
                 break
         self._var_uniform[key] = ok
@@ -377,28 +393,36 @@ def shared_memory(model: FileModel, analysis) -> SharedMemory:
 # --- shared-memory budget of a kernel ---
 def callees(model: FileModel, fn: Function) -> list[Function]:
     """`fn` and the functions of this file it calls, transitively."""
-    by_node = {id(f.node): f for f in model.functions}
-    by_name: dict[str, list[Function]] = {}
-    for f in model.functions:
-        if f.body is not None:
-            by_name.setdefault(f.name, []).append(f)
+    cache = model.__dict__.get("_callees")
+    if cache is None or cache[0] != len(model.functions):
+        by_node = {id(f.node): f for f in model.functions}
+        by_name: dict[str, list[Function]] = {}
+        for f in model.functions:
+            if f.body is not None:
+                by_name.setdefault(f.name, []).append(f)
+        cache = model._callees = (len(model.functions), by_node, by_name, {})
+    _, by_node, by_name, done = cache
+    hit = done.get(id(fn))
+    if hit is not None and hit[0] is fn:
+        return list(hit[1])
     seen = [fn]
+    seen_ids = {id(fn)}
     todo = [fn]
     while todo:
         f = todo.pop()
         if f.body is None:
             continue
-        for n in f.body.walk():
-            if n.kind != "CALL_EXPR":
-                continue
+        for n in model.kind_in(f.body, "CALL_EXPR"):
             g = by_node.get(id(n.ref)) if n.ref is not None else None
             if g is None or g.body is None:
                 cands = [c for c in by_name.get(n.spelling, []) if c.is_device_code]
                 g = cands[0] if len(cands) == 1 else g
-            if g is not None and g.body is not None and all(g is not s for s in seen):
+            if g is not None and g.body is not None and id(g) not in seen_ids:
                 seen.append(g)
+                seen_ids.add(id(g))
                 todo.append(g)
-    return seen
+    done[id(fn)] = (fn, seen)
+    return list(seen)
 
 
 @dataclass
@@ -412,19 +436,35 @@ def kernel_static_shared(model: FileModel, kernel: Function) -> StaticShared:
     """Static `__shared__` bytes of a kernel: the arrays referenced in it or in the device functions it calls in
     this file (their own arrays and file-scope ones). Unreferenced arrays are left out (the compiler drops them);
     `extern __shared__` arrays are dynamic and not counted."""
-    funcs = callees(model, kernel)
-    ids = {id(f) for f in funcs}
-    used = set()
-    for f in funcs:
-        if f.body is None:
-            continue
-        for n in f.body.walk():
-            if n.kind == "DECL_REF_EXPR" and n.ref is not None:
-                used.add(id(n.ref))
-    arrays = [s for s in model.shared if not s.extern and id(s.node) in used
-              and (s.function is None or id(s.function) in ids)]
-    known = [s for s in arrays if s.size_bytes is not None]
-    return StaticShared(sum(s.size_bytes for s in known), arrays, [s for s in arrays if s.size_bytes is None])
+    cache = model.__dict__.setdefault("_static_shared", {})
+    hit = cache.get(id(kernel))
+    if hit is not None and hit[0] is kernel:
+        st = hit[1]
+        return StaticShared(st.bytes, list(st.arrays), list(st.unknown))
+    if not model.shared:
+        st = StaticShared(0, [], [])
+    else:
+        funcs = callees(model, kernel)
+        ids = {id(f) for f in funcs}
+        used = set()
+        for f in funcs:
+            if f.body is None:
+                continue
+            for n in model.kind_in(f.body, "DECL_REF_EXPR"):
+                if n.ref is not None:
+                    used.add(id(n.ref))
+        # the arrays among the referenced declarations, in model.shared order (without a scan of all the
+        # file's arrays per kernel: files with thousands of kernels stay linear)
+        pos = model.__dict__.get("_shared_pos")
+        if pos is None or pos[0] != len(model.shared):
+            pos = model._shared_pos = (len(model.shared), {id(s.node): i for i, s in enumerate(model.shared)})
+        picked = sorted(pos[1][u] for u in used if u in pos[1])
+        arrays = [s for s in (model.shared[i] for i in picked) if not s.extern
+                  and (s.function is None or id(s.function) in ids)]
+        known = [s for s in arrays if s.size_bytes is not None]
+        st = StaticShared(sum(s.size_bytes for s in known), arrays, [s for s in arrays if s.size_bytes is None])
+    cache[id(kernel)] = (kernel, st)
+    return StaticShared(st.bytes, list(st.arrays), list(st.unknown))
 
 
 def as_int(v) -> int | None:

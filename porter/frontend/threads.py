@@ -1128,7 +1128,7 @@ def function_accesses(model: FileModel, analysis, fn: Function, block: tuple | N
         return comp, out
     from porter.frontend.shared_access import shared_memory
     comp = Compiler(model, analysis, fn, block, bindings, blockdim_known)
-    out = [AccessInfo(comp, acc) for acc in shared_memory(model, analysis).accesses if acc.function is fn]
+    out = [AccessInfo(comp, acc) for acc in shared_memory(model, analysis).accesses_of(fn)]
     out.extend(AccessInfo(comp, acc) for acc in scalar_accesses(model, fn))
     out.sort(key=lambda i: i.node.start)
     cache[key] = (comp, out)
@@ -1160,7 +1160,11 @@ class ScalarAccess:
 
 
 def scalar_accesses(model: FileModel, fn: Function) -> list:
-    scalars = {id(s.node): s for s in model.shared if not s.dims and not s.extern and "[" not in (s.node.type or "")}
+    cached = model.__dict__.get("_scalar_shared")      # the same for every function: built once per file
+    if cached is None or cached[0] != len(model.shared):
+        cached = model._scalar_shared = (len(model.shared), {
+            id(s.node): s for s in model.shared if not s.dims and not s.extern and "[" not in (s.node.type or "")})
+    scalars = cached[1]
     if not scalars or fn.body is None:
         return []
     refs = facts(fn).refs

@@ -68,6 +68,9 @@ def lint_source(source: SourceFile, settings=None, parse_options: ParseOptions |
         enabled = settings.enabled_codes(source.path) if settings is not None else set(RULES) - {"CP001", "CP002"}
     model = build_model(source, parse_options or _options_from(settings))
     diags = run_rules(model, enabled, settings)
+    parse_errors = syntax_error_count(model)
+    model.release()          # nothing below needs it: free it (and its translation unit) now
+    del model
     for d in diags:
         source.locate(d)
     if not ignore_noqa:
@@ -83,7 +86,7 @@ def lint_source(source: SourceFile, settings=None, parse_options: ParseOptions |
             source.locate(d)
         diags += extra
     diags.sort(key=Diagnostic.sort_key)
-    return LintResult(source.path, diags, source, syntax_error_count(model))
+    return LintResult(source.path, diags, source, parse_errors)
 
 
 def _options_from(settings) -> ParseOptions:

@@ -115,6 +115,14 @@ def warp_index_kind(an, node: Node | None, depth: int = 0):
 
 def array_dim_exprs(decl: Node) -> list[Node]:
     """The dimension expressions written in an array declaration, outermost first (`x[A][B]` -> [A, B])."""
+    cache = decl.model.__dict__.setdefault("_array_dim_exprs", {})
+    hit = cache.get(id(decl))
+    if hit is None or hit[0] is not decl:
+        hit = cache[id(decl)] = (decl, _array_dim_exprs(decl))
+    return list(hit[1])
+
+
+def _array_dim_exprs(decl: Node) -> list[Node]:
     toks = decl.model.tokens_in(decl.start, decl.end)
     opens = {t.end for t in toks if t.spelling == "["}
     dims = []
@@ -131,9 +139,7 @@ def array_subscripts(model, decl: Node):
     """Each subscript of the array variable `decl`: (outermost ARRAY_SUBSCRIPT_EXPR, indices outermost first).
     `x[i][j]` gives (node, [i, j])."""
     out = []
-    for n in model.all_nodes():
-        if n.kind != "DECL_REF_EXPR" or n.ref is not decl:
-            continue
+    for n in model.refs_to(decl):
         idx, cur = [], n
         p = cur.parent
         while p is not None and p.kind in ("PAREN_EXPR", "UNEXPOSED_EXPR"):
@@ -148,12 +154,7 @@ def array_subscripts(model, decl: Node):
 
 def function_by_call(model, call: Node):
     """The in-file Function a call resolves to (by declaration, else by a unique name: template calls)."""
-    if call.ref is not None:
-        for f in model.functions:
-            if f.node is call.ref:
-                return f
-    cands = [f for f in model.functions if f.name == call.callee and f.body is not None]
-    return cands[0] if len(cands) == 1 else None
+    return call_target(model, call)
 
 
 def warp_evidence(an, fn, depth: int = 2, _seen=None):
@@ -167,12 +168,12 @@ def warp_evidence(an, fn, depth: int = 2, _seen=None):
         return None
     seen.add(id(fn))
     calls = []
-    for n in fn.body.walk():
+    for n in fn.body.model.kinds_in(fn.body, "CALL_EXPR", "BINARY_OPERATOR"):
         if n.kind == "CALL_EXPR":
             if n.callee in WARP_INTRINSICS:
                 return n
             calls.append(n)
-        elif n.kind == "BINARY_OPERATOR" and warp_index_kind(an, n) is not None:
+        elif warp_index_kind(an, n) is not None:
             return n
     if depth > 0:
         for c in calls:
@@ -228,9 +229,9 @@ def launch_block(model, kernel: str, settings=None) -> tuple[int, int, int] | No
     if kernel in conf and conf[kernel].get("block"):
         b = list(conf[kernel]["block"]) + [1, 1, 1]
         return tuple(int(x) for x in b[:3])
-    fn = next((f for f in model.functions if f.name == kernel and f.body is not None), None)
-    if fn is not None:
-        prev_end = max([r.end for r in model.roots if r.end <= fn.node.start] or [0])
+    fn = _defined_function(model, kernel)
+    if fn is not None and _has_annotation(model):    # no annotation can match without `cuport:`: skip lexing
+        prev_end = _prev_root_end(model, fn.node.start)
         for t in model.tokens_between(prev_end, fn.node.end):
             if t.kind != "COMMENT":
                 continue
@@ -239,13 +240,52 @@ def launch_block(model, kernel: str, settings=None) -> tuple[int, int, int] | No
             if m:
                 return tuple(int(g) if g else 1 for g in m.groups())
     shapes = set()
-    for ls in model.launches:
-        if ls.kernel == kernel:
-            s = dim3_value(ls.block)
-            if s is None:
-                return None
-            shapes.add(s)
+    for ls in launches_of(model, kernel):
+        s = dim3_value(ls.block)
+        if s is None:
+            return None
+        shapes.add(s)
     return shapes.pop() if len(shapes) == 1 else None
+
+
+def _has_annotation(model) -> bool:
+    v = getattr(model, "_has_cuport_annotation", None)
+    if v is None:
+        v = model._has_cuport_annotation = b"cuport:" in model.source.data
+    return v
+
+
+def launches_of(model, kernel: str) -> list:
+    """`[ls for ls in model.launches if ls.kernel == kernel]` (in order), from an index built once per model."""
+    idx = getattr(model, "_launches_by_kernel", None)
+    if idx is None or idx[0] != len(model.launches):
+        by_name: dict = {}
+        for ls in model.launches:
+            by_name.setdefault(ls.kernel, []).append(ls)
+        idx = model._launches_by_kernel = (len(model.launches), by_name)
+    return idx[1].get(kernel, [])
+
+
+def _defined_function(model, name: str):
+    """The first function called `name` that has a body (an index built once per model)."""
+    idx = getattr(model, "_defined_by_name", None)
+    if idx is None or idx[0] != len(model.functions):
+        by_name: dict = {}
+        for f in model.functions:
+            if f.body is not None:
+                by_name.setdefault(f.name, f)
+        idx = model._defined_by_name = (len(model.functions), by_name)
+    return idx[1].get(name)
+
+
+def _prev_root_end(model, start: int) -> int:
+    """max(end of a top-level declaration ending at or before `start`), 0 when none."""
+    import bisect
+    ends = getattr(model, "_root_ends", None)
+    if ends is None or ends[0] != len(model.roots):
+        ends = model._root_ends = (len(model.roots), sorted(r.end for r in model.roots))
+    i = bisect.bisect_right(ends[1], start)
+    return ends[1][i - 1] if i else 0
 
 
 def name_span(fn) -> tuple[int, int]:
@@ -257,7 +297,16 @@ def name_span(fn) -> tuple[int, int]:
 
 
 def for_parts(loop: Node):
-    """(init, cond, inc, body) of a FOR_STMT, each None when omitted (libclang drops empty parts)."""
+    """(init, cond, inc, body) of a FOR_STMT, each None when omitted (libclang drops empty parts). Cached per
+    loop (it lexes the loop header)."""
+    cache = loop.model.__dict__.setdefault("_for_parts_h", {})
+    hit = cache.get(id(loop))
+    if hit is None or hit[0] is not loop:
+        hit = cache[id(loop)] = (loop, _for_parts(loop))
+    return hit[1]
+
+
+def _for_parts(loop: Node):
     body = loop.children[-1] if loop.children else None
     toks = loop.model.tokens_in(loop.start, body.start if body is not None and body.start > loop.start else loop.end)
     depth, semis, close = 0, [], None
@@ -317,7 +366,7 @@ def is_barrier_call(node: Node) -> bool:
 
 
 def contains_barrier(node: Node) -> bool:
-    return any(is_barrier_call(n) for n in node.walk())
+    return any(is_barrier_call(n) for n in node.model.kind_in(node, "CALL_EXPR"))
 
 
 def use_parent(node: Node) -> tuple[Node, Node | None]:
@@ -416,10 +465,19 @@ def variable_writes(decl: Node):
     """(operator node, assigned expression or None) for each write to a variable after its declaration:
     `v = e`, `v op= e`, `++v`, `&v` (address taken: unknown writes)."""
     fn = decl.enclosing("FUNCTION_DECL", "FUNCTION_TEMPLATE", "CXX_METHOD")
-    nodes = fn.walk() if fn is not None else decl.model.all_nodes()
+    model = decl.model
+    ok = model._preorder_ok
+    if ok is None:
+        ok = model._preorder()
+    if fn is None:
+        nodes = model.refs_to(decl)
+    elif ok and fn._lo >= 0:
+        # the references inside fn, in preorder: the order fn.walk() meets them
+        lo, hi = fn._lo, fn._hi
+        nodes = [n for n in model.refs_to(decl) if lo <= n._lo < hi]
+    else:
+        nodes = [n for n in fn.walk() if n.kind == "DECL_REF_EXPR" and n.ref is decl]
     for n in nodes:
-        if n.kind != "DECL_REF_EXPR" or n.ref is not decl:
-            continue
         child, p = use_parent(n)
         if p is None:
             continue

@@ -41,6 +41,7 @@ CODES: list[tuple[str, str, str, str]] = [
     ("CP907", "untranslatable-construct", "B", "untranslatable_construct"),
 ]
 
+_MODULES: dict = {}      # slug -> imported rule module (import_module costs microseconds per call)
 SEVERITY_LEVEL = {"C": "error", "B": "error", "P": "warning"}
 DOCS_URL = "https://cuport.dev/rules/{code}"
 
@@ -62,7 +63,10 @@ class RuleInfo:
 
     @property
     def module(self):
-        return importlib.import_module(f"porter.lint.rules.{self.slug}")
+        m = _MODULES.get(self.slug)
+        if m is None:
+            m = _MODULES[self.slug] = importlib.import_module(f"porter.lint.rules.{self.slug}")
+        return m
 
     @property
     def doc(self) -> str:

@@ -172,7 +172,10 @@ def _scan(an, expr, arg_kind, depth, out, seen, first_dim=True):
         for c in n.children:
             visit(c, whole and through)
 
-    visit(expr, True)
+    try:
+        visit(expr, True)
+    finally:
+        del visit       # the nested function refers to itself: break the cycle (frees the model at once)
 
 
 def _context(node):

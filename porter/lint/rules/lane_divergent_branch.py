@@ -72,8 +72,8 @@ def _loop_varying(an, node) -> bool:
     """A value (not thread dependent) that changes between iterations of an enclosing loop."""
     if an.thread_dependent(node):
         return False
-    for n in node.walk():
-        if n.kind == "DECL_REF_EXPR" and n.ref is not None and id(n.ref) in an.assigned:
+    for n in node.model.kind_in(node, "DECL_REF_EXPR"):
+        if n.ref is not None and id(n.ref) in an.assigned:
             return True
     return False
 

@@ -186,8 +186,8 @@ def _local_fix(an, decl):
         else:
             safe = False
     if safe:
-        for n in fn.walk():
-            if n.kind == "DECL_REF_EXPR" and n.ref is decl and not widening_keeps_value(n, signed):
+        for n in fn.model.kind_in(fn, "DECL_REF_EXPR"):
+            if n.ref is decl and not widening_keeps_value(n, signed):
                 safe = False
                 break
     msg = f"Declare `{decl.spelling}` as `unsigned long long` (was `{old}`)"
@@ -221,6 +221,12 @@ def _type_of(target) -> str:
 
 
 def check(ctx):
+    # a 64-bit mask starts at a mask intrinsic or a `1ull << lane` shift (is_mask_value has no other base
+    # case): without either in the file there is nothing to narrow
+    model = ctx.model
+    if not any(n.spelling in MASK_SOURCES for n in model.of_kind("CALL_EXPR")) and \
+            not any(n.op in ("<<", ">>") for n in model.of_kind("BINARY_OPERATOR")):
+        return
     an = ctx.analysis
     seen = set()
     cands = [n for n in ctx.model.of_kind("CALL_EXPR") if n.spelling in MASK_SOURCES]

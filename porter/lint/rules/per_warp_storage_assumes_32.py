@@ -149,7 +149,7 @@ def _dividend(an, ix, depth=0):
 def _warp_sync_evidence(model, body, depth=2, seen=None):
     """A node in `body` (or a device function it calls) that only works as one warp in lockstep."""
     seen = seen if seen is not None else set()
-    if any(n.kind == "CALL_EXPR" and n.callee.startswith("__syncthreads") for n in body.walk()):
+    if any(n.callee.startswith("__syncthreads") for n in model.kind_in(body, "CALL_EXPR")):
         return None  # a block barrier inside: not a warp-synchronous stage (CP701 looks at the divergence)
     compound_steps = []
     calls = []
@@ -219,8 +219,8 @@ def _check_final_stage(ctx):
     for fn in model.functions:
         if not fn.is_device_code or fn.body is None:
             continue
-        for n in fn.body.walk():
-            if n.kind != "IF_STMT" or len(n.children) < 2:
+        for n in model.kind_in(fn.body, "IF_STMT"):
+            if len(n.children) < 2:
                 continue
             guards = _small_guards(an, n.children[0])
             if not guards:

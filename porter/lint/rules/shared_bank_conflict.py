@@ -53,6 +53,9 @@ subscript does, so the program computes the same values.
 - NVIDIA CUDA C++ Programming Guide, "Shared Memory" (32 banks of 4 bytes); AMD CDNA ISA, "Local Data Share"
   (32 banks).
 """
+from fractions import Fraction
+from math import gcd
+
 from porter.frontend.shared_access import (as_int, declaration_named, kernel_static_shared, shared_memory,
                                            substitute)
 from porter.lint.context import fix, replace
@@ -64,8 +67,31 @@ _THREAD = ("threadIdx.x", "threadIdx.y", "threadIdx.z")
 _NVIDIA_STATIC_LIMIT = 49152
 
 
+_WARPS_CACHE: dict = {}
+_ADDR_CACHE: dict = {}
+_DEGREE_CACHE: dict = {}
+
+
+def _cached(cache: dict, key, compute):
+    try:
+        return cache[key]
+    except KeyError:
+        pass
+    except TypeError:          # an unhashable shape: do not cache
+        return compute()
+    if len(cache) > 4096:
+        cache.clear()
+    v = cache[key] = compute()
+    return v
+
+
 def _warps(shape):
-    """Lists of {threadIdx.*: value} per warp. Unknown shape: one warp along x (a block at least 32 wide)."""
+    """Lists of {threadIdx.*: value} per warp. Unknown shape: one warp along x (a block at least 32 wide).
+    Shared between calls (read only)."""
+    return _cached(_WARPS_CACHE, shape, lambda: _make_warps(shape))
+
+
+def _make_warps(shape):
     if shape is None:
         return [[{"threadIdx.x": lane, "threadIdx.y": 0, "threadIdx.z": 0} for lane in range(BANKS)]]
     bx, by, bz = shape
@@ -109,16 +135,61 @@ def _lane_address(poly, lane, known):
 
 
 def addresses(poly, shape):
-    """Per warp, the lane-dependent byte address of each lane; None when not computable."""
+    """Per warp, the lane-dependent byte address of each lane; None when not computable. Memoised by value
+    (the result is shared: read only)."""
+    return _cached(_ADDR_CACHE, (poly, shape), lambda: _addresses(poly, shape))
+
+
+def _addresses(poly, shape):
+    """_lane_address for every lane, in exact integer arithmetic: each lane-dependent term is
+    c * (known factors) * (thread indices); scaled by the common denominator D of those coefficients the sum is
+    an integer, and the address is that sum / D when D divides it (else not an integer: None, as as_int)."""
     known = _env(shape)
+    terms = []           # (numerator over D, thread variables, unknown)
+    facs = []
+    for mono, c in poly.terms.items():
+        if not any(v in _THREAD for v in mono):
+            continue
+        f = Fraction(c)
+        unknown = False
+        tv = []
+        for v in mono:
+            if v in _THREAD:           # every lane dict has exactly the three thread indices
+                tv.append(v)
+            elif v in known:
+                f *= known[v]
+            else:
+                unknown = True
+        facs.append(f)
+        terms.append((tv, unknown))
+    den = 1
+    for f in facs:
+        den = den * f.denominator // gcd(den, f.denominator)
+    nums = [f.numerator * (den // f.denominator) for f in facs]
     out = []
     for warp in _warps(shape):
         addrs = []
         for lane in warp:
-            a = _lane_address(poly, lane, known)
-            if a is None:
-                return None
-            addrs.append(a)
+            total = 0
+            for (tv, unknown), num in zip(terms, nums):
+                val = num
+                zero = False
+                for v in tv:
+                    x = lane[v]
+                    if x == 0:
+                        zero = True
+                        break
+                    val *= x
+                if zero:
+                    continue
+                if unknown:
+                    return None
+                total += val
+            if den != 1:
+                if total % den:
+                    return None
+                total //= den
+            addrs.append(total)
         out.append(addrs)
     return out
 
@@ -137,6 +208,10 @@ def degree(poly, elem_size, shape):
     """Worst bank-conflict degree of an access over the warps of a block, or None when unknown."""
     if poly is None or elem_size not in (1, 2, 4, 8, 16):
         return None
+    return _cached(_DEGREE_CACHE, (poly, elem_size, shape), lambda: _degree(poly, elem_size, shape))
+
+
+def _degree(poly, elem_size, shape):
     per_warp = addresses(poly, shape)
     if per_warp is None:
         return None
@@ -212,7 +287,7 @@ def _padding_fix(ctx, sm, arr, shapes):
     last = exts[-1]
     if not spelled(last) or as_int(last.value) != arr.dims[-1]:
         return None
-    accs = [a for a in sm.accesses if a.array is arr]
+    accs = sm.accesses_to(arr)
     bases = {id(a.node) for a in accs if a.full}
     for use in sm.uses(arr):
         top = use

@@ -41,7 +41,7 @@ kernel's decomposition and launch geometry.
 - punica-ai/punica#20.
 """
 from porter.frontend.shared_access import kernel_static_shared
-from porter.lint.helpers import int_value, name_span
+from porter.lint.helpers import int_value, launches_of, name_span
 
 CODE = "CP502"
 AMD_LDS = 64 * 1024
@@ -84,8 +84,8 @@ def check(ctx):
             continue
         st = kernel_static_shared(model, k)
         dyn, site = 0, None
-        for ls in model.launches:
-            if ls.kernel == k.name and ls.shmem is not None:
+        for ls in launches_of(model, k.name):
+            if ls.shmem is not None:
                 v = int_value(ls.shmem)
                 if v is not None and v > dyn:
                     dyn, site = v, ls

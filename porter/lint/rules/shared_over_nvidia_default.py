@@ -46,7 +46,7 @@ No automatic fix: moving arrays to dynamic shared memory and choosing the opt-in
   launch runs.
 """
 from porter.frontend.shared_access import kernel_static_shared
-from porter.lint.helpers import int_value, name_span
+from porter.lint.helpers import int_value, launches_of, name_span
 
 CODE = "CP501"
 LIMIT = 48 * 1024
@@ -94,8 +94,8 @@ def check(ctx):
                        f"cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)`")
             continue
         opted = None
-        for ls in model.launches:
-            if ls.kernel != k.name or ls.shmem is None:
+        for ls in launches_of(model, k.name):
+            if ls.shmem is None:
                 continue
             dyn = int_value(ls.shmem)
             if not dyn or st.bytes + dyn <= LIMIT:

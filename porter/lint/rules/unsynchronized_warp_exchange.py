@@ -51,18 +51,38 @@ class _Exchange:
         self.an = ctx.analysis
         self.sm = shared_memory(ctx.model, self.an)
         self.fn = fn
-        self.acc = {id(a.node): a for a in self.sm.accesses if a.function is fn}
+        self.acc = {id(a.node): a for a in self.sm.accesses_of(fn)}
+        self._acc_pos = None        # (preorder positions, access nodes) of self.acc, sorted; False: no index
         self.lane_names: dict[str, bool] = {}
         self.varies: dict[str, bool] = {}
         self.reported: set[int] = set()
 
     # --- which accesses a statement makes ---
+    def _access_nodes(self, node):
+        """The access nodes inside `node`, in preorder (what a walk of `node` meets), without walking."""
+        if not self.acc:
+            return []
+        model = self.ctx.model
+        if self._acc_pos is None:
+            self._acc_pos = False
+            ok = model._preorder_ok
+            if ok is None:
+                ok = model._preorder()
+            if ok:
+                nodes = [a.node for a in self.acc.values()]
+                if all(n._lo >= 0 for n in nodes):
+                    nodes.sort(key=lambda n: n._lo)
+                    self._acc_pos = ([n._lo for n in nodes], nodes)
+        if self._acc_pos is False or node._lo < 0:
+            return [n for n in node.walk() if id(n) in self.acc]
+        import bisect
+        pos, nodes = self._acc_pos
+        return nodes[bisect.bisect_left(pos, node._lo):bisect.bisect_left(pos, node._hi)]
+
     def _accesses(self, node):
         reads, writes = [], []
-        for n in node.walk():
-            a = self.acc.get(id(n))
-            if a is None:
-                continue
+        for n in self._access_nodes(node):
+            a = self.acc[id(n)]
             child, p = n, n.parent
             while p is not None and p.kind in ("PAREN_EXPR", "UNEXPOSED_EXPR"):
                 child, p = p, p.parent
@@ -80,8 +100,8 @@ class _Exchange:
 
     def _is_lane_var(self, name: str) -> bool:
         if name not in self.lane_names:
-            self.lane_names[name] = any(n.kind == "DECL_REF_EXPR" and n.spelling == name and is_lane_id(self.an, n)
-                                        for n in self.fn.body.walk())
+            self.lane_names[name] = any(n.spelling == name and is_lane_id(self.an, n)
+                                        for n in self.ctx.model.kind_in(self.fn.body, "DECL_REF_EXPR"))
         return self.lane_names[name]
 
     def _thread_vars(self, poly):
