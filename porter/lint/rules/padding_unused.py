@@ -48,8 +48,8 @@ _MAX_PAD = 16
 
 def _padding(arr):
     """(padded width W, unpadded width C, text to write for W) or None when the array is not padded."""
-    if arr.extern or arr.elem_size is None or any(d is None for d in arr.dims):
-        return None
+    if not arr.dims or arr.extern or arr.elem_size is None or any(d is None for d in arr.dims):
+        return None  # scalars, extern and unresolved extents carry no padding to check
     exts = array_dim_exprs(arr.node)
     if len(exts) != len(arr.dims):
         return None
