@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from porter.frontend.lexer import split_top_level
 from porter.frontend.model import FileModel, Function, Node
 
 MAX_THREADS = 1024                    # CUDA / HIP / Vulkan-on-NVIDIA limit of threads per block
@@ -256,28 +257,11 @@ def launch_bounds(model: FileModel, fn: Function, env: dict | None = None) -> La
         m = re.match(r"\s*(?:__launch_bounds__|launch_bounds)\s*\((.*)\)\s*$", t, re.S)
         if m is None:
             continue
-        args = tuple(a.strip() for a in _split_args(m.group(1)))
+        args = tuple(a.strip() for a in split_top_level(m.group(1)))
         vals = [fold_text(model, a, env) for a in args]
         return LaunchBounds(vals[0] if vals else None, vals[1] if len(vals) > 1 else None, args, c.start, c.end,
                             model.source.position(c.start)[0])
     return None
-
-
-def _split_args(s: str) -> list[str]:
-    out, depth, cur = [], 0, ""
-    for ch in s:
-        if ch in "([{<":
-            depth += 1
-        elif ch in ")]}>":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur)
-    return out
 
 
 # --- annotations ----------------------------------------------------------------------------------------------

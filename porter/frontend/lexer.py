@@ -64,3 +64,22 @@ def tokenize(data: bytes):
     """All tokens of `data` as model Tokens."""
     from porter.frontend.model import Token
     return lex(data, token_cls=Token)
+
+
+def split_top_level(text: str) -> list[str]:
+    """Split a comma-separated list (template or call arguments) at the commas outside brackets; parts are
+    stripped, an empty trailing part is dropped."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "<([{":
+            depth += 1
+        elif ch in ">)]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from porter.frontend.lexer import split_top_level
 from porter.frontend.affine import analysis
 from porter.frontend.model import result_type_spelling
 from porter.translate import ctype as ct
@@ -1815,7 +1816,7 @@ class KernelEmitter:
         m = re.match(r"^(.*?)\s*\((.*)\)\s*$", ts or "")
         if not m or "dependent" in ts:
             return None
-        params = [p.strip() for p in _split_top(m.group(2))] if m.group(2).strip() not in ("", "void") else []
+        params = [p.strip() for p in split_top_level(m.group(2))] if m.group(2).strip() not in ("", "void") else []
         return self.parse_type(m.group(1)), [self.parse_type(p) for p in params]
 
     def _deduce(self, fn, n) -> dict:
@@ -1828,8 +1829,7 @@ class KernelEmitter:
         text = self.model.source.slice(n.start, n.end)
         m = re.match(r"^\s*[\w:]+\s*<(.*?)>\s*\(", text)
         if m:
-            from porter.translate.launch import _split_args
-            for (pname, kind, _d), a in zip(params, _split_args(m.group(1))):
+            for (pname, kind, _d), a in zip(params, split_top_level(m.group(1))):
                 if kind == "type":
                     subst[pname] = self.parse_type(a)
                 else:
@@ -2037,18 +2037,3 @@ def _element(t: CType) -> CType:
     return ct.UNKNOWN
 
 
-def _split_top(s: str) -> list[str]:
-    out, depth, cur = [], 0, ""
-    for ch in s:
-        if ch in "<([":
-            depth += 1
-        elif ch in ">)]":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur)
-    return out

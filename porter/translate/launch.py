@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from porter.frontend.lexer import split_top_level
 from porter.frontend.affine import analysis
 from porter.frontend.model import template_arguments
 
@@ -144,23 +145,6 @@ def _strip_comments(text: str) -> str:
     return re.sub(r"//[^\n]*", lambda m: " " * len(m.group(0)), text)
 
 
-def _split_args(s: str) -> list[str]:
-    out, depth, cur = [], 0, ""
-    for ch in s:
-        if ch in "<([":
-            depth += 1
-        elif ch in ">)]":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    return out
-
-
 def _value_of(model, text: str):
     t = text.strip()
     try:
@@ -195,7 +179,7 @@ def instances(model, fn, defines: dict | None = None) -> list[Instance]:
             add({p[0]: v for p, (_k, v) in zip(params, ta)}, "launch", ls.node)
     text = _strip_comments(model.source.text)
     for m in re.finditer(r"\btemplate\s+(?!<)[^;{}]*?\b" + re.escape(fn.name) + r"\s*<([^;{}]*?)>\s*\(", text):
-        raw = _split_args(m.group(1))
+        raw = split_top_level(m.group(1))
         if len(raw) != len(params):
             continue
         args = {}
