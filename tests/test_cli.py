@@ -164,3 +164,10 @@ def test_translate_a_directory_keeps_its_layout(tmp_path, target, suffix):
     else:
         assert produced == ["a/k.cu", "top.cu"]
         assert "hip/hip_runtime.h" in (out / "top.cu").read_text()
+
+
+def test_rules_doc_is_generated_from_the_rule_modules():
+    """docs/rules.md is `cuport rule --all`: regenerate it when a rule's documentation changes."""
+    r = cuport("rule", "--all")
+    with open(os.path.join(ROOT, "docs", "rules.md"), encoding="utf-8") as fh:
+        assert r.stdout == fh.read(), "docs/rules.md is stale: run `cuport rule --all > docs/rules.md`"
