@@ -15,8 +15,10 @@ BAD = "__global__ void k(float *a) {\n  int lane = threadIdx.x % 32;\n  a[lane] 
 def cuport(*args, cwd=None, env=None):
     e = dict(os.environ, NO_COLOR="1")
     e.update(env or {})
-    return subprocess.run([sys.executable, "-m", "porter", *args], cwd=cwd, capture_output=True, text=True,
-                          env=e, timeout=120)
+    r = subprocess.run([sys.executable, "-m", "porter", *args], cwd=cwd, capture_output=True, text=True,
+                       env=e, timeout=120)
+    assert "Traceback" not in r.stderr, r.stderr   # bad input and exit paths print one line, never a traceback
+    return r
 
 
 @pytest.fixture

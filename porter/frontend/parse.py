@@ -26,7 +26,19 @@ def index():
     global _index
     if _index is None:
         _index = _cindex().Index.create()
+        import atexit
+        atexit.register(_shutdown)
     return _index
+
+
+def _shutdown():
+    """Free translation units while the bindings still work. A TU still referenced at interpreter exit would
+    otherwise be disposed after clang.cindex's globals are torn down, printing a traceback from __del__."""
+    import gc
+    gc.collect()
+    ci = _cindex()
+    ci.TranslationUnit.__del__ = lambda self: None
+    ci.Index.__del__ = lambda self: None
 
 
 @dataclass
