@@ -173,3 +173,18 @@ def test_rules_doc_is_generated_from_the_rule_modules():
     r = cuport("rule", "--all")
     with open(os.path.join(ROOT, "docs", "rules.md"), encoding="utf-8") as fh:
         assert r.stdout == fh.read(), "docs/rules.md is stale: run `cuport rule --all > docs/rules.md`"
+
+
+STD_HOST = ("#include <vector>\n#include <string>\n#include <algorithm>\n#include <iostream>\n#include <chrono>\n"
+            "__global__ void k(float *a) { a[threadIdx.x] = 1.0f; }\n"
+            "int main() {\n  std::vector<float> h(64);\n  std::string s = \"x\";\n  std::sort(h.begin(), h.end());\n"
+            "  auto t0 = std::chrono::high_resolution_clock::now();\n  std::cout << s << std::endl;\n"
+            "  float *d; cudaMalloc(&d, 256); k<<<1, 64>>>(d);\n  return 0;\n}\n")
+
+
+@pytest.mark.parametrize("mode", [[], ["--full-headers"]])
+def test_host_code_with_the_standard_library_is_not_a_parse_error(tmp_path, mode):
+    (tmp_path / "host.cu").write_text(STD_HOST)
+    r = cuport("lint", "--no-cache", "--output-format", "json", *mode, "host.cu", cwd=tmp_path)
+    assert [d["code"] for d in json.loads(r.stdout)] == [], r.stdout
+    assert r.returncode == 0

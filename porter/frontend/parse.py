@@ -177,6 +177,13 @@ def _make_shim_pch(args: list[str]) -> str | None:
         return None
 
 
+def _gcc_include_dirs() -> list[str]:
+    import glob
+    found = sorted(glob.glob("/usr/lib/gcc/*/*/include"), key=lambda d: [int(x) if x.isdigit() else 0
+                                                                         for x in d.split("/")[-2].split(".")])
+    return found[-1:]
+
+
 def _base_args(path: str, opts: ParseOptions) -> list[str]:
     args = ["-x", "cuda", "--cuda-gpu-arch=sm_80", "-nocudainc", "-nocudalib", "--cuda-path=/nonexistent-cuda",
             "-std=c++17", "-Wno-unknown-cuda-version", "-Wno-everything", "-ferror-limit=50"]
@@ -186,7 +193,8 @@ def _base_args(path: str, opts: ParseOptions) -> list[str]:
         args += ["-nostdinc", "-nostdinc++", "--gcc-toolchain=/nonexistent-gcc", "-isystem", str(STUB_INCLUDE),
                  "-isystem", str(STUB_INCLUDE / "cuda_only")]
     else:
-        args += ["-isystem", str(STUB_INCLUDE / "cuda_only")]
+        # the libclang wheel has no clang resource headers (stddef.h, stdarg.h...): GCC's are the closest
+        args += ["-isystem", str(STUB_INCLUDE / "cuda_only")] + [a for d in _gcc_include_dirs() for a in ("-isystem", d)]
     if opts.compile_commands:
         args += flags_from_compile_commands(opts.compile_commands, path)
     args += [f"-I{d}" for d in opts.include_dirs]
