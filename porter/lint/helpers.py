@@ -221,38 +221,14 @@ def dim3_value(node: Node | None, depth: int = 0) -> tuple[int, int, int] | None
 
 
 def launch_block(model, kernel: str, settings=None) -> tuple[int, int, int] | None:
-    """The block shape of `kernel` when it is known: `[tool.cuport.launch]` in the settings, else a
-    `// cuport: launch block=(X, Y[, Z])` comment in or just before the kernel, else the launch sites of this
-    file when they all fold to the same shape."""
-    import re
-    conf = getattr(settings, "launch", None) or {}
-    if kernel in conf and conf[kernel].get("block"):
-        b = list(conf[kernel]["block"]) + [1, 1, 1]
-        return tuple(int(x) for x in b[:3])
-    fn = _defined_function(model, kernel)
-    if fn is not None and _has_annotation(model):    # no annotation can match without `cuport:`: skip lexing
-        prev_end = _prev_root_end(model, fn.node.start)
-        for t in model.tokens_between(prev_end, fn.node.end):
-            if t.kind != "COMMENT":
-                continue
-            m = re.search(r"cuport:\s*launch\b.*?\bblock\s*=\s*\(?\s*(\d+)\s*(?:,\s*(\d+))?\s*(?:,\s*(\d+))?",
-                          t.spelling)
-            if m:
-                return tuple(int(g) if g else 1 for g in m.groups())
-    shapes = set()
-    for ls in launches_of(model, kernel):
-        s = dim3_value(ls.block)
-        if s is None:
-            return None
-        shapes.add(s)
-    return shapes.pop() if len(shapes) == 1 else None
-
-
-def _has_annotation(model) -> bool:
-    v = getattr(model, "_has_cuport_annotation", None)
-    if v is None:
-        v = model._has_cuport_annotation = b"cuport:" in model.source.data
-    return v
+    """The block shape of `kernel` when it is known exactly: config, `// cuport: launch` annotation, or the launch
+    sites of this file when they all agree (porter.frontend.launch decides; this keeps the rules' simple form)."""
+    from porter.frontend.launch import block_shapes
+    shapes = block_shapes(model, kernel, settings)
+    dims = {s.dims for s in shapes if s.exact and s.dims is not None and s.source != "launch_bounds"}
+    if len(dims) != 1 or any(not s.exact for s in shapes):
+        return None
+    return tuple(int(x) for x in dims.pop())
 
 
 def launches_of(model, kernel: str) -> list:
@@ -264,28 +240,6 @@ def launches_of(model, kernel: str) -> list:
             by_name.setdefault(ls.kernel, []).append(ls)
         idx = model._launches_by_kernel = (len(model.launches), by_name)
     return idx[1].get(kernel, [])
-
-
-def _defined_function(model, name: str):
-    """The first function called `name` that has a body (an index built once per model)."""
-    idx = getattr(model, "_defined_by_name", None)
-    if idx is None or idx[0] != len(model.functions):
-        by_name: dict = {}
-        for f in model.functions:
-            if f.body is not None:
-                by_name.setdefault(f.name, f)
-        idx = model._defined_by_name = (len(model.functions), by_name)
-    return idx[1].get(name)
-
-
-def _prev_root_end(model, start: int) -> int:
-    """max(end of a top-level declaration ending at or before `start`), 0 when none."""
-    import bisect
-    ends = getattr(model, "_root_ends", None)
-    if ends is None or ends[0] != len(model.roots):
-        ends = model._root_ends = (len(model.roots), sorted(r.end for r in model.roots))
-    i = bisect.bisect_right(ends[1], start)
-    return ends[1][i - 1] if i else 0
 
 
 def name_span(fn) -> tuple[int, int]:
