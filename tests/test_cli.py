@@ -188,3 +188,17 @@ def test_host_code_with_the_standard_library_is_not_a_parse_error(tmp_path, mode
     r = cuport("lint", "--no-cache", "--output-format", "json", *mode, "host.cu", cwd=tmp_path)
     assert [d["code"] for d in json.loads(r.stdout)] == [], r.stdout
     assert r.returncode == 0
+
+
+@pytest.mark.parametrize("target", ["hip", "glsl", "opencl"])
+def test_translate_never_overwrites_its_input(tmp_path, target):
+    src = tmp_path / "k.cu"
+    src.write_text(GOOD)
+    out = [str(src)] if target != "glsl" else [str(tmp_path)]
+    args = ["-o", *out] if target != "hip" else ["--output-dir", str(tmp_path)]
+    r = cuport("translate", "--to", target, str(src), *args)
+    if target == "glsl":           # shaders go to <dir>/<kernel>.comp: the source is untouched
+        assert r.returncode == 0 and (tmp_path / "k.comp").exists()
+    else:
+        assert r.returncode == 2 and "input" in r.stderr
+    assert src.read_text() == GOOD

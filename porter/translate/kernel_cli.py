@@ -64,8 +64,18 @@ def safe_name(label: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", label).strip("_") or "kernel"
 
 
+_INPUTS: set = set()   # real paths of this run's input files: never written
+
+
+class WouldOverwriteInput(OSError):
+    pass
+
+
 def _write(path: str, text: str) -> None:
     from porter.source import write_atomic
+    if os.path.realpath(path) in _INPUTS:
+        raise WouldOverwriteInput(f"{path} is an input file: translation never overwrites its source "
+                                  f"(choose another -o / --output-dir)")
     write_atomic(path, text.encode("utf-8"))
 
 
@@ -95,6 +105,8 @@ def main(args) -> int:
     files = _expand(paths)
     if files is None:
         return 2
+    _INPUTS.clear()
+    _INPUTS.update(os.path.realpath(f) for f, _ in files)
     for path, sub in files:
         dest = os.path.join(out, sub) if out and sub else out
         try:
