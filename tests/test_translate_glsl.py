@@ -101,7 +101,7 @@ def test_pointers_become_buffer_plus_offset():
 def test_thread_indices_and_barriers():
     s = shader("dynamic_shared.cu", "block_sum")
     assert "gl_WorkGroupID.x * gl_WorkGroupSize.x + gl_LocalInvocationID.x" in s
-    assert "memoryBarrierShared();\n    barrier();" in s
+    assert "    barrier();" in s and "memoryBarrierShared" not in s   # barrier() orders shared memory in Vulkan
     assert "layout(constant_id = 3) const uint SHARED_BYTES = 1024u;" in s
     assert "shared float buf[SHARED_BYTES / 4u];" in s
 

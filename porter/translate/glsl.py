@@ -413,7 +413,9 @@ class GlslTarget(Target):
     def block_barrier(self, em, global_memory: bool) -> list[str]:
         if global_memory:
             return ["groupMemoryBarrier();", "barrier();"]
-        return ["memoryBarrierShared();", "barrier();"]
+        # in a Vulkan compute shader barrier() is OpControlBarrier(Workgroup, Workgroup, AcquireRelease |
+        # WorkgroupMemory): it already orders shared memory, an extra memoryBarrierShared() is a second fence
+        return ["barrier();"]
 
     def warp_barrier(self, em) -> list[str]:
         em.need("GL_KHR_shader_subgroup_basic", subgroup="basic")
