@@ -275,26 +275,15 @@ class GlslTarget(Target):
         return f"struct {self.ident(name)}\n{{\n{body}\n}};"
 
     # ------------------------------------------------------------------ types / literals / conversions
-    def type_name(self, t: CType, em=None) -> str:
-        if t.kind == "scalar":
-            if em is not None and t.name in _TYPE_NEEDS:
-                ext, feat = _TYPE_NEEDS[t.name]
-                em.need(ext, feat)
-            return _SCALAR[t.name]
-        if t.kind == "vector":
-            if em is not None and t.elem.name in _TYPE_NEEDS:
-                ext, feat = _TYPE_NEEDS[t.elem.name]
-                em.need(ext, feat)
-            return f"{_VEC[t.elem.name]}{t.n}"
-        if t.kind == "struct":
-            return self.ident(t.name)
-        if t.kind == "array":
-            return self.type_name(t.elem, em) + "".join(f"[{d}]" for d in t.dims)
-        if t.kind == "void":
-            return "void"
-        if em is not None:
-            em.fail(None, f"the type `{t}`")
-        raise ValueError(t)
+    def scalar_type_name(self, t: CType, em=None) -> str:
+        if em is not None and t.name in _TYPE_NEEDS:
+            em.need(*_TYPE_NEEDS[t.name])
+        return _SCALAR[t.name]
+
+    def vector_type_name(self, t: CType, em=None) -> str:
+        if em is not None and t.elem.name in _TYPE_NEEDS:
+            em.need(*_TYPE_NEEDS[t.elem.name])
+        return f"{_VEC[t.elem.name]}{t.n}"
 
     def literal(self, value, t: CType, em=None) -> str:
         if t.kind != "scalar":

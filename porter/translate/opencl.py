@@ -181,24 +181,13 @@ class OpenclTarget(Target):
         return f"typedef struct {self.ident(name)}\n{{\n{body}\n}} {self.ident(name)};"
 
     # ------------------------------------------------------------------ types / literals / conversions
-    def type_name(self, t: CType, em=None) -> str:
-        if t.kind == "scalar":
-            if t.name == "f64" and em is not None:
-                em.need("cl_khr_fp64")
-            if t.name == "f16" and em is not None:
-                em.need("cl_khr_fp16")
-            return cl_type_name(t)
-        if t.kind == "vector":
-            return cl_type_name(t)
-        if t.kind == "struct":
-            return self.ident(t.name)
-        if t.kind == "array":
-            return self.type_name(t.elem, em) + "".join(f"[{d}]" for d in t.dims)
-        if t.kind == "void":
-            return "void"
-        if em is not None:
-            em.fail(None, f"the type `{t}`")
-        raise ValueError(t)
+    def scalar_type_name(self, t: CType, em=None) -> str:
+        if em is not None and t.name in ("f64", "f16"):
+            em.need("cl_khr_fp64" if t.name == "f64" else "cl_khr_fp16")
+        return cl_type_name(t)
+
+    def vector_type_name(self, t: CType, em=None) -> str:
+        return cl_type_name(t)
 
     def literal(self, value, t: CType, em=None) -> str:
         if t.name == "bool":

@@ -95,6 +95,25 @@ class Target:
         return name
 
     def type_name(self, t: CType, em=None) -> str:
+        """Spelling of a C type: scalars and vectors are the target's own, structs, arrays and void shared."""
+        if t.kind == "scalar":
+            return self.scalar_type_name(t, em)
+        if t.kind == "vector":
+            return self.vector_type_name(t, em)
+        if t.kind == "struct":
+            return self.ident(t.name)
+        if t.kind == "array":
+            return self.type_name(t.elem, em) + "".join(f"[{d}]" for d in t.dims)
+        if t.kind == "void":
+            return "void"
+        if em is not None:
+            em.fail(None, f"the type `{t}`")
+        raise ValueError(t)
+
+    def scalar_type_name(self, t: CType, em=None) -> str:
+        raise NotImplementedError
+
+    def vector_type_name(self, t: CType, em=None) -> str:
         raise NotImplementedError
 
     def literal(self, value, t: CType, em=None) -> str:
