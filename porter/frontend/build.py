@@ -4,7 +4,7 @@ from __future__ import annotations
 import ctypes
 
 from porter.frontend import parse as _parse
-from porter.frontend.model import (BARRIERS, FileModel, Function, LaunchSite, Node, Param, SharedArray,
+from porter.frontend.model import (FileModel, Function, LaunchSite, Node, Param, SharedArray,
                                    _TRANSPARENT)
 
 _FUNC_KINDS = {"FUNCTION_DECL", "FUNCTION_TEMPLATE", "CXX_METHOD", "CONSTRUCTOR", "DESTRUCTOR"}
@@ -273,6 +273,3 @@ def _collect(model: FileModel) -> None:
                 model.launches.append(LaunchSite(node.spelling, node, get(0), get(1), get(2), get(3),
                                                  node.children[2:], model.function_of(node)))
 
-
-def is_barrier(node: Node) -> bool:
-    return node.kind == "CALL_EXPR" and node.spelling in BARRIERS

@@ -63,14 +63,6 @@ def is_shift_count(node: Node) -> bool:
         p.children[1] is child
 
 
-def const_decl_value(node: Node):
-    """For DECL_REF to a constant variable/enum, its folded value."""
-    n = node.strip
-    if n.kind == "DECL_REF_EXPR":
-        return int_value(n)
-    return None
-
-
 # --- warp-size family (CP10x): shuffles, lane / warp ids, array subscripts, warp-aware functions ---
 
 SHUFFLES = {"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync", "__shfl", "__shfl_up",
@@ -184,41 +176,6 @@ def warp_evidence(an, fn, depth: int = 2, _seen=None):
 
 
 # --- launch geometry (block shape of a kernel) ---
-
-def dim3_value(node: Node | None, depth: int = 0) -> tuple[int, int, int] | None:
-    """(x, y, z) a launch-configuration expression folds to: `256`, `dim3(32, 8)`, a never-modified
-    `dim3 block(32, 8)` / `dim3 b = dim3(...)` / `dim3 b{...}` local, or a folded integer constant."""
-    if node is None or depth > 4:
-        return None
-    v = int_value(node)
-    if v is not None:
-        return (v, 1, 1) if v > 0 else None
-    n = node.strip
-    if n.kind == "CALL_EXPR" and n.spelling == "dim3":
-        args = [a for a in n.args() if a.kind not in ("TYPE_REF", "NAMESPACE_REF")]
-        if len(args) == 1 and "dim3" in (args[0].type or ""):
-            return dim3_value(args[0], depth + 1)
-        vals = [int_value(a) for a in args]
-        if not vals or len(vals) > 3 or any(x is None or x <= 0 for x in vals):
-            return None
-        return tuple(vals + [1] * (3 - len(vals)))
-    if n.kind == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind == "VAR_DECL":
-        decl = n.ref
-        # a member write (`block.x = 64`) makes the declared value unreliable
-        fn = decl.enclosing("FUNCTION_DECL", "FUNCTION_TEMPLATE", "CXX_METHOD")
-        for m in (fn.walk() if fn is not None else ()):
-            if m.kind in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR") and m.children and \
-                    (m.kind != "BINARY_OPERATOR" or m.op == "="):
-                t = m.children[0].strip
-                if t.kind == "MEMBER_REF_EXPR" and t.children and t.children[0].strip.ref is decl:
-                    return None
-                if t.kind == "DECL_REF_EXPR" and t.ref is decl:
-                    return None
-        exprs = [c for c in decl.children if not c.kind.endswith("_ATTR") and c.kind not in ("TYPE_REF",
-                                                                                               "NAMESPACE_REF")]
-        return dim3_value(exprs[-1], depth + 1) if exprs else None
-    return None
-
 
 def launch_block(model, kernel: str, settings=None) -> tuple[int, int, int] | None:
     """The block shape of `kernel` when it is known exactly: config, `// cuport: launch` annotation, or the launch

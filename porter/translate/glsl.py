@@ -355,9 +355,6 @@ class GlslTarget(Target):
         name = em.helper(f"cuport_rem_{tn}", f"{tn} cuport_rem_{tn}({tn} a, {tn} b) {{ return a - b * (a / b); }}")
         return E(f"{name}({unparen(a.text)}, {unparen(b.text)})", t, PREC_PRIMARY)
 
-    def array_decl(self, em, t: CType, name: str) -> str:
-        return f"{self.type_name(t.elem, em)} {name}" + "".join(f"[{d}]" for d in t.dims)
-
     def array_constructor(self, em, t: CType, parts) -> str:
         return f"{self.type_name(t, em)}({', '.join(parts)})"
 
@@ -366,11 +363,6 @@ class GlslTarget(Target):
 
     def struct_constructor(self, em, t: CType, parts) -> str:
         return f"{self.type_name(t, em)}({', '.join(parts)})"
-
-    def global_const(self, em, t: CType, name: str, value: str) -> str:
-        if t.kind == "array":
-            return f"const {self.type_name(t.elem, em)} {name}" + "".join(f"[{d}]" for d in t.dims) + f" = {value};"
-        return f"const {self.type_name(t, em)} {name} = {value};"
 
     def loop_attribute(self, em, hint: str) -> str:
         if hint == "unroll":

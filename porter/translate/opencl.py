@@ -41,6 +41,7 @@ _SPACE = {"global": "__global", "local": "__local", "private": "", "constant": "
 
 
 class OpenclTarget(Target):
+    const_qualifier = "__constant"
     name = "opencl"
     display_name = "OpenCL C 1.2"
     native_pointers = True
@@ -247,9 +248,6 @@ class OpenclTarget(Target):
     def signed_remainder(self, em, a: E, b: E, t: CType) -> E:
         return E(f"{a.paren(3)} % {b.paren(2)}", t, 3)     # C99 semantics: truncation, like CUDA
 
-    def array_decl(self, em, t: CType, name: str) -> str:
-        return f"{self.type_name(t.elem, em)} {name}" + "".join(f"[{d}]" for d in t.dims)
-
     def array_constructor(self, em, t: CType, parts) -> str:
         return "{" + ", ".join(parts) + "}"
 
@@ -258,12 +256,6 @@ class OpenclTarget(Target):
 
     def struct_constructor(self, em, t: CType, parts) -> str:
         return f"({self.type_name(t, em)}){{{', '.join(parts)}}}"
-
-    def global_const(self, em, t: CType, name: str, value: str) -> str:
-        if t.kind == "array":
-            return f"__constant {self.type_name(t.elem, em)} {name}" + "".join(f"[{d}]" for d in t.dims) + \
-                f" = {value};"
-        return f"__constant {self.type_name(t, em)} {name} = {value};"
 
     def loop_attribute(self, em, hint: str) -> str:
         if hint == "unroll":

@@ -113,6 +113,16 @@ class Target:
     def scalar_type_name(self, t: CType, em=None) -> str:
         raise NotImplementedError
 
+    # qualifier of file-scope constant data (`const` in GLSL, `__constant` in OpenCL)
+    const_qualifier = "const"
+
+    def array_decl(self, em, t: CType, name: str) -> str:
+        return f"{self.type_name(t.elem, em)} {name}" + "".join(f"[{d}]" for d in t.dims)
+
+    def global_const(self, em, t: CType, name: str, value: str) -> str:
+        decl = self.array_decl(em, t, name) if t.kind == "array" else f"{self.type_name(t, em)} {name}"
+        return f"{self.const_qualifier} {decl} = {value};"
+
     def vector_type_name(self, t: CType, em=None) -> str:
         raise NotImplementedError
 
