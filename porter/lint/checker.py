@@ -5,6 +5,7 @@ import sys
 from dataclasses import dataclass, field
 
 from porter.diagnostics import Applicability, Diagnostic
+from porter.frontend import clang_errors
 from porter.frontend.build import build_model
 from porter.frontend.parse import ParseOptions
 from porter.lint.context import LintContext
@@ -12,8 +13,9 @@ from porter.lint.registry import RULES
 from porter.source import SourceFile, apply_edits, select_edits
 
 # clang diagnostic categories that mean the code itself is malformed. Semantic errors ("use of undeclared
-# identifier") are expected without a CUDA toolkit or a project's library headers, so they are not CP000.
-_SYNTAX_CATEGORIES = {"Parse Issue", "Lexical or Preprocessor Issue"}
+# identifier") are expected without a CUDA toolkit or a project's library headers: lint does not report them
+# (the translators do, and refuse the kernels they touch), but a fix that adds one is never applied.
+_SYNTAX_CATEGORIES = clang_errors.SYNTAX_CATEGORIES
 
 
 @dataclass
@@ -25,12 +27,15 @@ class LintResult:
 
 
 def parse_error_diagnostics(model, ctx: LintContext) -> int:
-    count = 0
+    """Syntax errors as CP000: the first SHOWN one by one, then one diagnostic giving how many there are."""
+    errors = [e for e in model.errors if clang_errors.is_syntax(e)]
     size = len(model.source.data)
-    for e in model.errors:
-        if e.category not in _SYNTAX_CATEGORIES or "file not found" in e.message:
-            continue
-        count += 1
+    for i, e in enumerate(errors):
+        if i == clang_errors.SHOWN:
+            start = min(e.offset, size) if e.offset is not None else 0
+            ctx.report("CP000", (start, start), f"{len(errors)} parse errors in all; the first "
+                       f"{clang_errors.SHOWN} are reported (this is the next one: {e.message})")
+            break
         if e.offset is not None:
             start = min(e.offset, size)
             msg = e.message
@@ -38,11 +43,13 @@ def parse_error_diagnostics(model, ctx: LintContext) -> int:
             start = 0
             msg = f"{e.message} (in {e.file}:{e.line}:{e.column})"
         ctx.report("CP000", (start, start), f"parse error: {msg}")
-    return count
+    return len(errors)
 
 
 def syntax_error_count(model) -> int:
-    return sum(1 for e in model.errors if e.category in _SYNTAX_CATEGORIES and "file not found" not in e.message)
+    """Every clang error but a missing header (the fix loop's safety: a fix that adds an error of any kind,
+    a semantic one included, is not applied)."""
+    return sum(1 for e in model.errors if clang_errors.counted(e))
 
 
 def run_rules(model, enabled: set[str], settings=None) -> list[Diagnostic]:

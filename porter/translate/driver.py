@@ -12,10 +12,12 @@ from porter.frontend.parse import ParseOptions
 from porter.lint.registry import RULES
 from porter.source import SourceFile, read_source
 from porter.translate import ctype as ct
+from porter.translate import integrity
 from porter.translate.api import TranslationResult
 from porter.translate.emitter import KernelEmitter, Unit
 from porter.translate.launch import instances, launch_shapes
 from porter.translate.target import TranslationError
+from porter.translate.validate import limit_problems
 
 # lint families reported with a translation: warp-size assumptions and warp-synchronous code (the lane-mask
 # rules CP2xx concern HIP's 64-bit masks; these targets drop masks and refuse partial ones themselves)
@@ -69,11 +71,26 @@ def translate_path(path: str, target_name: str, target, text: str | None = None,
                (kernel.split("<")[0] == f.name)]
     if kernel is not None and not kernels:
         result.failed_kernels[kernel] = "no such kernel in this file"
+    # the emitters never see an AST clang recovered from: refuse what a clang error touches (integrity.py)
+    integ = integrity.analyze(model)
+    broken = {id(f.node): integ.file_errors + integ.kernel_errors(model, f) for f in model.kernels}
+    result.diagnostics += clang_error_diagnostics(fsrc, model, integ, broken)
+    if integ.file_errors:
+        result.extra["refused"] = "clang errors that no declaration owns: no kernel of this file is translated"
     seen = set()
     for fn in kernels:
         if id(fn.node) in seen:
             continue
         seen.add(id(fn.node))
+        if broken.get(id(fn.node)):
+            e = broken[id(fn.node)][0]
+            where = f"line {e.line}" if e.offset is not None else f"{e.file}:{e.line}"
+            msg = (f"kernel `{fn.name}` not translated: it uses code clang could not compile "
+                   f"({where}: {e.message}); fix the error or supply the missing declarations")
+            result.failed_kernels[fn.name] = "CP000: " + msg[msg.index(":") + 2:]
+            at = _name_offset(fsrc, fn)
+            result.diagnostics.append(make_diagnostic(fsrc, "CP000", at, at + len(fn.name), msg, kernel=fn.name))
+            continue
         shapes = launch_shapes(model, fn.name)
         if fn.is_template:
             insts = instances(model, fn, dmap)
@@ -109,6 +126,19 @@ def translate_path(path: str, target_name: str, target, text: str | None = None,
                                                           f"kernel `{label}` not translated: {exc.message}",
                                                           kernel=label))
                 continue
+            problems = limit_problems(target_name, em)
+            for sev, node, message in problems:
+                if sev != "error":
+                    em.note("CP907", node, message, sev)
+            refusal = next(((node, message) for sev, node, message in problems if sev == "error"), None)
+            if refusal is not None:
+                node, message = refusal
+                s, e = (node.start, node.end) if node is not None else (_name_offset(fsrc, fn),
+                                                                         _name_offset(fsrc, fn) + len(fn.name))
+                result.failed_kernels[label] = f"CP907: {message}"
+                result.diagnostics.append(make_diagnostic(fsrc, "CP907", s, e, f"kernel `{label}` not translated: "
+                                                          f"{message}", kernel=label))
+                continue
             outputs.append((label, em, shape))
     target.assemble(result, outputs, unit)
     # the notes kernels were emitted with, and the portability findings the fixes did not remove
@@ -118,7 +148,8 @@ def translate_path(path: str, target_name: str, target, text: str | None = None,
             result.diagnostics.append(make_diagnostic(fsrc, code, s, e, f"{label}: {message}", severity,
                                                       kernel=label))
     lowered = [sp for _l, em, _s in outputs for sp in em.lowered_spans]
-    remaining = [d for d in lint_diags if d.code == "CP000" or d.code.startswith(REPORTED_FAMILIES)]
+    # CP000 comes from clang_error_diagnostics (every clang error, not only the linter's syntax errors)
+    remaining = [d for d in lint_diags if d.code.startswith(REPORTED_FAMILIES)]
     if fixed:
         # findings without a fix on the original text stay true when other fixes rewrote their evidence
         # (`partial[32]` indexed by `tid / 32` is still 32 entries after `/ 32` became `/ warpSize`)
@@ -137,10 +168,46 @@ def translate_path(path: str, target_name: str, target, text: str | None = None,
         result.diagnostics.append(d)
     result.diagnostics.sort(key=Diagnostic.sort_key)
     if validate:
-        from porter.translate.validate import validate_result
-        result.extra["validation"] = validate_result(result)
+        # a validator's rejection removes the output: nothing written, the kernel is refused (exit 1)
+        from porter.translate.validate import check_result
+        result.extra["validation"] = check_result(result)
+        for label, em, _shape in outputs:
+            if label in result.extra["rejected_kernels"]:
+                why = result.failed_kernels[label]
+                at = _name_offset(fsrc, em.fn)
+                result.diagnostics.append(make_diagnostic(
+                    fsrc, "CP907", at, at + len(em.fn.name),
+                    f"kernel `{label}` not translated: its {target_name.upper()} output was rejected: "
+                    f"{why[len('CP907: '):]}", kernel=label))
+        result.diagnostics.sort(key=Diagnostic.sort_key)
     result.extra["seconds"] = round(time.perf_counter() - t0, 4)
     return result
+
+
+def clang_error_diagnostics(src, model, integ, broken) -> list:
+    """Every clang error as CP000 (unknown names once per name, with how to supply them; the first SHOWN, then
+    the count): an error when it blocks a kernel or the file, a warning in code no kernel uses."""
+    from porter.frontend import clang_errors as CE
+    blocking = {id(e) for errs in broken.values() for e in errs}
+    errs = [e for e in model.errors if CE.counted(e) or CE.is_missing_header(e)]
+    out = []
+    groups = CE.grouped(errs)
+    for i, (e, msg, members) in enumerate(groups):
+        at = min(e.offset, len(src.data)) if e.offset is not None else 0
+        if i == CE.SHOWN:
+            out.append(make_diagnostic(src, "CP000", at, at, f"{len(errs)} clang errors in all "
+                                       f"({len(groups)} distinct); the first {CE.SHOWN} are reported"))
+            break
+        if e.offset is None:
+            msg += f" (in {e.file}:{e.line}:{e.column})"
+        if any(id(m) in blocking for m in members):
+            out.append(make_diagnostic(src, "CP000", at, at, msg))
+        elif CE.is_missing_header(e):
+            out.append(make_diagnostic(src, "CP000", at, at, msg, "warning"))
+        else:
+            out.append(make_diagnostic(src, "CP000", at, at, msg + " (in code no kernel uses: kernels are "
+                                       "still translated)", "warning"))
+    return out
 
 
 def _template_param_names(text: str) -> set:

@@ -296,12 +296,42 @@ class _Translator(H.HandlerContext):
         st.replaced_bytes = sum(e - s for s, e, _, _ in applied)
         st.changed_lines = changed_line_count(self.original.text, text) if fixed else self._changed_lines(applied)
         st.seconds = time.perf_counter() - self.t0
+        refused = self._refusal()
         diags = [d for d in lint_diags] + self.diagnostics
         diags.sort(key=Diagnostic.sort_key)
         return TranslationResult(self.original.path, "hip", text=text, diagnostics=diags, stats=st,
                                  includes=self.includes,
                                  extra={"fixed": fixed, "fixed_text": self.source.text if fixed else None,
-                                        "libraries": self.libraries})
+                                        "libraries": self.libraries, "refused": refused})
+
+    def _refusal(self) -> str | None:
+        """A syntax error in a kernel, in what a kernel uses, or where no declaration owns it: the file is not
+        written (its device code lost statements in clang's AST, so fixes and checks may have missed them).
+        Semantic errors do not refuse HIP: its output is the source text with token edits, and names from
+        headers cuport does not have (cuRAND, cuBLAS...) are expected."""
+        from porter.frontend import clang_errors as CE
+        from porter.translate import integrity
+        integ = integrity.analyze(self.model)
+        if not any(CE.is_syntax(e) for e in integ.errors):
+            return None
+        file_errs = [e for e in integ.file_errors if CE.is_syntax(e)]
+        reason = None
+        for f in self.model.kernels:
+            errs = file_errs or [e for e in integ.kernel_errors(self.model, f) if CE.is_syntax(e)]
+            if not errs:
+                continue
+            e = errs[0]
+            where = f"line {e.line}" if e.offset is not None else f"{e.file}:{e.line}"
+            msg = (f"kernel `{f.name}` not translated: it uses code clang could not parse ({where}: {e.message}); "
+                   "the file is not written")
+            at = f.node.start
+            self._diag("CP000", at, at, msg)
+            reason = reason or msg
+        if file_errs and reason is None:
+            e = file_errs[0]
+            reason = f"clang error outside any declaration (line {e.line}: {e.message}): the file is not written"
+            self._diag("CP000", e.offset or 0, e.offset or 0, reason)
+        return reason
 
     # -- directives: find them, map #include lines, remember where hipify-clang would insert its include
     def _directives(self):

@@ -7,8 +7,10 @@ rename, `.prehip` backup unless `--no-backup`); `--examine` (translate, write no
 An input is never overwritten without `--inplace`, and every file is written through a temporary file and a
 rename, so an interrupted run leaves no half-written output.
 
-Exit status: 0 translated; 1 some file had parse errors (CP000) or APIs HIP does not support; 2 usage or I/O
-error."""
+A file whose kernels (or what they use) hold a syntax error is not written at all (CP000).
+
+Exit status: 0 translated; 1 some file had parse errors (CP000), was refused, or used APIs HIP does not
+support; 2 usage or I/O error."""
 from __future__ import annotations
 
 import argparse
@@ -268,18 +270,20 @@ def _run(args) -> int:
             for d in res.diagnostics:
                 print(f"{shown}:{d.row}:{d.column}: {d.code} {d.message}", file=sys.stderr)
 
-    # outputs
+    # outputs (a file refused for a clang error in its kernels is not written: results keeps it for the stats)
+    written = [(p, r, res) for p, r, res in results if not res.extra.get("refused")]
     if to_stdout:
-        sys.stdout.write(results[0][2].text if results else "")
+        sys.stdout.write(results[0][2].text if written else "")
         sys.stdout.flush()
     elif output:
-        _ensure_dir(os.path.dirname(os.path.abspath(output)))
-        write_atomic(output, results[0][2].text.encode("utf-8"))
+        if written:
+            _ensure_dir(os.path.dirname(os.path.abspath(output)))
+            write_atomic(output, results[0][2].text.encode("utf-8"))
     elif output_dir:
         base = os.path.commonpath([os.path.dirname(os.path.realpath(p)) if p != "-" else os.getcwd()
                                    for p, _, _ in results] + [os.path.realpath(r) for r in roots])
         inputs = {os.path.realpath(p) for p, _, _ in results if p != "-"}
-        for path, _, res in results:
+        for path, _, res in written:
             rel = os.path.relpath(os.path.realpath(path), base) if path != "-" else "stdin.cu"
             dest = os.path.join(output_dir, rel)
             if os.path.realpath(dest) in inputs:
@@ -287,7 +291,7 @@ def _run(args) -> int:
             _ensure_dir(os.path.dirname(os.path.abspath(dest)))
             write_atomic(dest, res.text.encode("utf-8"))
     elif inplace:
-        for path, _, res in results:
+        for path, _, res in written:
             old = open(path, "rb").read()
             new = res.text.encode("utf-8")
             if new == old:
@@ -311,7 +315,8 @@ def _run(args) -> int:
             stream.write(text)
             stream.flush()
 
-    incomplete = any(r.stats.parse_errors or r.stats.unconverted_refs for _, _, r in results)
+    incomplete = any(r.stats.parse_errors or r.stats.unconverted_refs or r.extra.get("refused")
+                     for _, _, r in results)
     if failed:
         return 2
     if incomplete and not _opt(args, "exit_zero", False):

@@ -5,8 +5,12 @@ lines when there are several); with `-o DIR` each is written to DIR/NAME.comp an
 manifest to DIR/NAME.json. OpenCL: one .cl file per input (stdout, `-o FILE.cl`, or `-o DIR`), manifests to
 DIR/STEM.json. Diagnostics go to stderr as `path:line:col: CODE message`.
 
-Exit status: 0 every kernel translated (and validated with --validate); 1 a kernel was not translated, the
-file did not parse, or validation failed; 2 usage or I/O error."""
+Outputs are checked with glslangValidator + spirv-val (GLSL) or an OpenCL build (PoCL) whenever the tool is
+installed (--no-validate skips it); an output the validator rejects is not written. A kernel whose code, or any
+declaration it uses, holds a clang error is not translated (CP000).
+
+Exit status: 0 every kernel translated (and validated); 1 a kernel was not translated, a clang error blocks a
+kernel or the file, or validation failed; 2 usage or I/O error."""
 from __future__ import annotations
 
 import json
@@ -37,7 +41,10 @@ def add_arguments(parser) -> None:
         help="glsl / opencl: also write the host manifest (JSON) of every kernel")
     add("--kernel", dest="kernel", metavar="NAME", help="glsl / opencl: translate only this kernel")
     add("--validate", dest="validate", action="store_true",
-        help="glsl: glslangValidator + spirv-val; opencl: build with the first OpenCL device (PoCL)")
+        help="glsl: glslangValidator + spirv-val; opencl: build with the first OpenCL device (PoCL). On by "
+             "default when the tool is installed; an output it rejects is not written (exit 1)")
+    add("--no-validate", dest="no_validate", action="store_true",
+        help="glsl / opencl: do not check the outputs with glslangValidator / an OpenCL build")
     add("--float-atomics", dest="float_atomics", choices=("ext", "cas"), default="ext",
         help="glsl: float atomicAdd through GL_EXT_shader_atomic_float (ext, default) or a compare-and-swap loop")
     add("--opencl-subgroups", dest="opencl_subgroups", choices=("none", "khr"), default="none",
@@ -93,7 +100,7 @@ def main(args) -> int:
                "extra_args": _opt(args, "extra_args", []), "compile_commands": _opt(args, "compile_commands"),
                "header_mode": _opt(args, "header_mode", "light"), "kernel": _opt(args, "kernel"),
                "portability_fixes": not _opt(args, "no_portability_fixes", False),
-               "validate": bool(_opt(args, "validate", False))}
+               "validate": _validate_wanted(args, target)}
     if target == "glsl":
         options["float_atomics"] = _opt(args, "float_atomics", "ext")
     else:
@@ -118,7 +125,8 @@ def main(args) -> int:
         if not _opt(args, "quiet", False):
             for d in res.diagnostics:
                 print(f"{d.filename}:{d.row}:{d.column}: {d.code} [{d.severity}] {d.message}", file=sys.stderr)
-        if res.failed_kernels or res.parse_errors:
+        blocking = any(d.code == "CP000" and d.severity == "error" for d in res.diagnostics)
+        if res.failed_kernels or res.extra.get("refused") or blocking:
             status = max(status, 1)
         try:
             if target == "glsl":
@@ -130,6 +138,8 @@ def main(args) -> int:
             return 2
         validation = res.extra.get("validation") or {}
         for name, v in validation.items():
+            if v["ok"] and not _opt(args, "validate", False):
+                continue            # default validation speaks only when it rejects something
             state = "ok" if v["ok"] else ("skipped" if v["skipped"] else "FAILED")
             line = f"{path}: {name}: validation {state}"
             if v.get("steps"):
@@ -145,6 +155,18 @@ def main(args) -> int:
     if _opt(args, "exit_zero", False) and status == 1:
         return 0
     return status
+
+
+def _validate_wanted(args, target: str) -> bool:
+    """--validate asks for it (a missing tool is then reported); without it, on when the tool is installed."""
+    if _opt(args, "no_validate", False):
+        return False
+    if _opt(args, "validate", False):
+        return True
+    from porter.translate import validate as V
+    if target == "glsl":
+        return V.tool("glslangValidator") is not None
+    return V.opencl_context() is not None
 
 
 def _expand(paths):

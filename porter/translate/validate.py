@@ -116,3 +116,116 @@ def validate_result(result) -> dict:
     elif result.target == "opencl" and result.text:
         out[os.path.basename(result.path)] = validate_opencl(result.text).as_dict()
     return out
+
+
+# --- what the targets can express --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Limits:
+    """Hard limits (above them the output is refused) are the values common devices report and CUDA's own:
+    an output past them would be rejected or fail at dispatch. `shared_portable` is what the API guarantees on
+    every device: above it the output is kept with a warning naming the device limit it needs."""
+    api: str
+    invocations: int = 1024
+    size: tuple = (1024, 1024, 64)
+    shared_bytes: int = 49152
+    shared_portable: int = 16384
+    shared_limit_name: str = ""
+
+
+LIMITS = {
+    "glsl": Limits("Vulkan", shared_portable=16384, shared_limit_name="maxComputeSharedMemorySize"),
+    "opencl": Limits("OpenCL", shared_portable=32768, shared_limit_name="CL_DEVICE_LOCAL_MEM_SIZE"),
+}
+
+
+def limit_problems(target_name: str, em) -> list[tuple[str, object, str]]:
+    """[(severity, node or None, message)] for what the target cannot run: a work-group size of 0 or past the
+    limits, a zero-length array, shared memory past the limit."""
+    lim = LIMITS.get(target_name)
+    if lim is None:
+        return []
+    out = []
+    shape = em.launch
+    block = list(shape.block) if shape is not None else [None, None, None]
+    where = f" (launch at line {shape.line})" if shape is not None and shape.line else ""
+    if all(isinstance(v, int) for v in block):
+        dims = " x ".join(str(v) for v in block)
+        if any(v < 1 for v in block):
+            out.append(("error", None, f"work-group size {dims}{where}: every dimension must be at least 1"))
+        else:
+            total = block[0] * block[1] * block[2]
+            over = [f"{'xyz'[i]} = {v} > {lim.size[i]}" for i, v in enumerate(block) if v > lim.size[i]]
+            if over or total > lim.invocations:
+                why = ", ".join(over) if over else f"{total} invocations > {lim.invocations}"
+                out.append(("error", None, f"work-group size {dims}{where} is past the {lim.api} limits ({why})"))
+    shared = {id(info.get("node")) for info in em.shared.values()}
+    for f in em._reachable(em.fn).values():
+        for n in em.model.kinds_in(f.node, "VAR_DECL"):
+            if _zero_length(n.type):
+                what = "shared array" if id(n) in shared else "array"
+                out.append(("error", n, f"zero-length {what} `{n.spelling}`: {lim.api} has no arrays of length 0"))
+    static = em.shared_bytes()
+    dynamic = shape.shmem if shape is not None and isinstance(shape.shmem, int) else 0
+    total = static + (dynamic or 0)
+    if total > lim.shared_bytes:
+        out.append(("error", None, f"{total} bytes of shared memory ({static} static + {dynamic or 0} dynamic) "
+                    f"are past the {lim.api} limit of {lim.shared_bytes} ({lim.shared_limit_name})"))
+    elif total > lim.shared_portable:
+        out.append(("warning", None, f"{total} bytes of shared memory need {lim.shared_limit_name} >= {total} "
+                    f"({lim.api} guarantees {lim.shared_portable}): check the device's limit"))
+    return out
+
+
+def _zero_length(type_spelling: str) -> bool:
+    import re
+    return bool(re.search(r"\[\s*0+\s*\]", type_spelling or ""))
+
+
+# --- a rejected output is refused, never written -----------------------------------------------------------------
+
+TEST_REJECT_ENV = "CUPORT_TEST_REJECT"      # test hook: a kernel name whose output the validator is told to reject
+
+
+def first_error_line(log: str) -> str:
+    for line in (log or "").splitlines():
+        s = line.strip()
+        if s.startswith("ERROR:") or " error:" in s or s.startswith("error"):
+            return s
+    lines = [ln.strip() for ln in (log or "").splitlines() if ln.strip()]
+    return lines[0] if lines else "no message"
+
+
+def check_result(result) -> dict:
+    """Validate every output of a glsl / opencl TranslationResult; an output a validator rejects is removed from
+    the result (shader / file and manifests) and its kernels listed in failed_kernels. Returns
+    {kernel or file: validation dict}."""
+    hook = os.environ.get(TEST_REJECT_ENV)
+    out = {}
+    rejected = result.extra.setdefault("rejected_kernels", [])
+    if result.target == "glsl":
+        for name in list(result.shaders):
+            text = result.shaders[name]
+            if hook and hook == name:
+                text += "\nthis line is not GLSL (" + TEST_REJECT_ENV + ")\n"
+            v = validate_glsl(text, name)
+            out[name] = v.as_dict()
+            if not v.ok and not v.skipped:
+                del result.shaders[name]
+                result.manifests.pop(name, None)
+                result.failed_kernels[name] = f"CP907: {v.reason}: {first_error_line(v.log)}"
+                rejected.append(name)
+    elif result.target == "opencl" and result.text:
+        text = result.text
+        if hook and hook in result.manifests:
+            text += "\nthis line is not OpenCL C (" + TEST_REJECT_ENV + ");\n"
+        key = os.path.basename(result.path)
+        v = validate_opencl(text)
+        out[key] = v.as_dict()
+        if not v.ok and not v.skipped:
+            result.text = ""
+            for name in list(result.manifests):
+                result.failed_kernels[name] = f"CP907: {v.reason}: {first_error_line(v.log)}"
+                rejected.append(name)
+            result.manifests.clear()
+    return out

@@ -198,7 +198,7 @@ template <class F> cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int
 
 /* a little of the C library so host code parses in the light header mode */
 extern "C" {
-int printf(const char *, ...);
+__host__ __device__ int printf(const char *, ...);     /* CUDA has a device printf */
 int fprintf(void *, const char *, ...);
 int sprintf(char *, const char *, ...);
 int snprintf(char *, size_t, const char *, ...);
