@@ -48,8 +48,9 @@ def main(args) -> int:
         if rc not in (0, 1):
             failures += 1
 
-    _banner(f"cuport verify {ex} (CPU backends: hip-amd compile, vulkan on lavapipe, opencl on PoCL)")
-    rc = cli(["verify", ex, "--targets", "hip-amd,vulkan,opencl", "--subgroup-sizes", "4,8,16"])
+    _banner(f"cuport verify --sanitize {ex} (CPU backends: hip-amd compile, vulkan on lavapipe, opencl on "
+            "PoCL and under Oclgrind)")
+    rc = cli(["verify", ex, "--targets", "hip-amd,vulkan,opencl", "--subgroup-sizes", "4,8,16", "--sanitize"])
     print(f"(verify exit status {rc})")
     if rc not in (0, 1):
         failures += 1

@@ -2,7 +2,7 @@
 # Installs the Debian packages the translate-validation and verify backends use, only when missing.
 # Lint and translate work without any of them; verify skips a missing backend with a reason.
 set -u
-pkgs=(glslang-tools spirv-tools mesa-vulkan-drivers libvulkan1 pocl-opencl-icd ocl-icd-libopencl1 hipcc libamdhip64-dev rocm-device-libs git)
+pkgs=(glslang-tools spirv-tools mesa-vulkan-drivers libvulkan1 pocl-opencl-icd ocl-icd-libopencl1 oclgrind hipcc libamdhip64-dev rocm-device-libs git)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -3,6 +3,7 @@ semantics (types, the usual arithmetic conversions, pointers as array + offset, 
 lowering); the target (porter.translate.target.Target subclasses) knows how to spell them."""
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 
@@ -10,6 +11,7 @@ from porter.frontend.lexer import split_top_level
 from porter.frontend.affine import analysis
 from porter.frontend.model import result_type_spelling
 from porter.translate import ctype as ct
+from porter.translate import refs
 from porter.translate.ctype import BOOL, F32, F64, I32, I64, U32, U64, CType
 from porter.translate.target import (BINARY_PREC, PREC_ASSIGN, PREC_COMMA, PREC_COND, PREC_PRIMARY,
                                      PREC_UNARY, E, Target, TranslationError, wrap)
@@ -116,6 +118,7 @@ class KernelEmitter:
         self.lowered_spans: list[tuple[int, int]] = []
         self._tmp = 0
         self.idents: set[str] = set()
+        self.hoisted: dict = {}                    # id(node) -> E evaluated once (indices of reference locals)
 
     # ------------------------------------------------------------------ bookkeeping
     def need(self, ext: str | None = None, feature: str | None = None, subgroup: str | None = None):
@@ -407,7 +410,7 @@ class KernelEmitter:
                 if t.kind == "struct":
                     self.use_struct(t.name, p.node)
                 info = {"name": name, "cuda_name": p.name, "type": t, "node": p.node,
-                        "assigned": id(p.node) in self.an.assigned}
+                        "assigned": id(p.node) in self.an.assigned or refs.writes(self, fn, p.node)}
                 self.scalars.append(info)
                 self.params.append({"name": p.name, "kind": "scalar", "info": info})
             else:
@@ -440,9 +443,19 @@ class KernelEmitter:
         prev_end = compound.start + 1
         for c in kids:
             self._comments(prev_end, c.start)
+            self.line_mark(c)
             self.stmt(c)
             prev_end = max(prev_end, c.end)
         self._comments(prev_end, compound.end - 1)
+
+    def line_mark(self, n):
+        """`#line N "file.cu"` before a statement when asked (verify --sanitize): a simulator's report then
+        names the CUDA source line, not the translation's."""
+        if not self.u.options.get("line_directives"):
+            return
+        row = self.model.source.position(n.start)[0]
+        name = os.path.basename(self.model.source.path).replace("\\", "/").replace('"', "")
+        self.lines.append(f'#line {row} "{name}"')
 
     def _comments(self, start, end):
         if end <= start or not self.t.keep_comments:
@@ -468,6 +481,7 @@ class KernelEmitter:
         if n.kind == "COMPOUND_STMT":
             self.block_children(n)
         else:
+            self.line_mark(n)
             self.stmt(n)
         self.indent -= 1
 
@@ -944,7 +958,7 @@ class KernelEmitter:
         if t.kind == "pointer":
             return self.t.pointer_decl(self, d, t, name, init)
         if t.ref:
-            self.fail(d, f"a reference variable `{d.spelling}`")
+            return refs.ref_decl(self, d, t, name, init)
         if t.kind == "unknown" and "(*)" in d.type:
             self.fail(d, f"a function pointer `{d.spelling}`")
         if t.kind == "unknown" or t.kind == "void":
@@ -1072,6 +1086,8 @@ class KernelEmitter:
 
     # ------------------------------------------------------------------ expressions
     def x(self, n, mode: str = "r") -> E:
+        if self.hoisted and id(n) in self.hoisted:
+            return self.hoisted[id(n)]
         k = n.kind
         # a #define constant written as its name: keep the name
         if k not in ("DECL_REF_EXPR",) and n.children is not None:
@@ -1177,6 +1193,8 @@ class KernelEmitter:
         fr = self.frame
         if r is not None and id(r) in fr.consts:
             return fr.consts[id(r)]
+        if r is not None and refs.bound(self, r):
+            return refs.use(self, n, r, mode)
         if rk in ("TEMPLATE_NON_TYPE_PARAMETER", "NON_TYPE_TEMPLATE_PARAMETER"):
             name = n.spelling
             if name in fr.subst and isinstance(fr.subst[name], int):
@@ -1686,6 +1704,8 @@ class KernelEmitter:
             if c.kind == "DECL_REF_EXPR" and c.ref is not None:
                 r = c.ref
                 t = self.decl_type(r)
+                if refs.bound(self, r):
+                    self.fail(s, f"the address of the reference `{r.spelling}`")
                 if t.kind in ("scalar", "vector", "struct"):
                     if any(x.kind == "CUDASHARED_ATTR" for x in r.children):
                         if self.name_of(r) not in self.shared:
@@ -1875,6 +1895,8 @@ class KernelEmitter:
                 return E(self.t.vector_constructor(self, ft, parts), ft)
             self.fail(n, f"the constructor `{n.text}`")
         name = self.callee_name(n)
+        if name == "operator=" and self._callee_fn(n) is None:
+            return refs.struct_assign(self, n)
         if n.kind == "CALL_EXPR" and n.children and n.children[0].kind == "DECL_REF_EXPR" and \
                 n.children[0].ref_kind in ("VAR_DECL", "PARM_DECL"):
             self.fail(n, f"a call through the function pointer `{name}`")
@@ -1950,13 +1972,14 @@ class KernelEmitter:
                 key_parts.append(self.t.pointer_param_key(self, root))
                 binds.append(("ptr", p, root, off, pt, a))
             elif pt.ref:
-                lv = self.x(a, "rw")
-                key_parts.append(("ref",))
-                binds.append(("ref", p, lv, None, pt, a))
+                kp, bind = refs.ref_arg(self, fn, p, pt, a)
+                key_parts.append(kp)
+                binds.append(bind)
             else:
                 e = self.conv(self.x(a), pt.unqualified())
                 key_parts.append(("val",))
                 binds.append(("val", p, e, None, pt, a))
+        refs.check_call(self, fn, n, binds)
         key = (id(fn.node), tuple(sorted((k, str(v)) for k, v in subst.items())), tuple(key_parts))
         if key not in self.functions:
             self.specialize(fn, key, subst, binds, n)
@@ -1981,13 +2004,14 @@ class KernelEmitter:
         fr.ret = self.parse_type(cs if "type-parameter" not in cs else rs, subst)
         if fr.ret.kind == "pointer":
             self.fail(fn.node, f"device function `{fn.name}` returning a pointer")
+        refs.check_return(self, fn, fr.ret)
         params = []
         for kind, p, v, off, pt, _a in binds:
             pname = self.name_of(p.node)
             if kind == "ptr":
                 params += self.t.pointer_param(self, fr, p.node, pname, v, pt)
             elif kind == "ref":
-                params.append(self.t.ref_param(self, pt.unqualified(), pname))
+                params.append(refs.ref_param(self, fr, p, pt, pname, v, off))
             else:
                 t = pt.unqualified()
                 if t.kind == "struct":

@@ -40,6 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sizes", type=_size_set, action="append", metavar="n=1000,...",
                         help="problem size replacing the spec's sizes (repeatable)")
     parser.add_argument("--kernels", default=None, metavar="NAME,NAME", help="only these case ids / kernels")
+    parser.add_argument("--sanitize", action="store_true",
+                        help="also run the OpenCL translation under Oclgrind (out-of-bounds, data races, "
+                             "uninitialised values); any report fails the case")
     parser.add_argument("--output-format", choices=["table", "json"], default="table")
     parser.add_argument("--bench", action="store_true",
                         help="time repeated launches at the bench size; report median and GB/s or GFLOP/s")
@@ -67,6 +70,8 @@ def main(args: argparse.Namespace) -> int:
         print("cuport verify: no cases found", file=sys.stderr)
         return 2
     targets = [t.strip() for t in args.targets.split(",") if t.strip()]
+    if getattr(args, "sanitize", False) and "oclgrind" not in targets:
+        targets.append("oclgrind")
     try:
         runner = Runner(targets, args.subgroup_sizes, args.sizes, args.timeout, args.bench, args.repeat, args.jobs)
     except ValueError as e:

@@ -31,7 +31,7 @@ def _jsonable(o):
 
 def translation(case, target: str) -> tuple[str, dict | None]:
     """Source text (and manifest) that `target` runs: the original, a hand-written file, or the translator's."""
-    from porter.verify.backends import CompileError, Skip, translation_target
+    from porter.verify.backends import CompileError, Skip, load, translation_target
     lang = translation_target(target)
     if lang is None:
         return case.source_path.read_text(), None
@@ -51,6 +51,7 @@ def translation(case, target: str) -> tuple[str, dict | None]:
     # GLSL and OpenCL translations are specialised for the case's defines (constants folded, templates
     # instantiated); HIP keeps the preprocessor, so its compiler gets them as -D.
     opts = dict(case.translate)
+    opts.update(getattr(load(target), "TRANSLATE_OPTIONS", {}))
     if lang in ("glsl", "opencl") and case.defines:
         opts["defines"] = [k if v is None else f"{k}={v}" for k, v in case.defines.items()]
     try:
@@ -105,6 +106,14 @@ def run_case(case, backend, target, variant, text, manifest, sizes, repeat) -> d
         comparisons.append(compare(p.name, out.outputs[p.name], expected[p.name], tol.rtol, tol.atol))
     bad = [c for c in comparisons if not c.ok]
     result["comparisons"] = [c.as_dict() for c in comparisons]
+    reports = out.info.pop("sanitizer", None)
+    if reports:
+        # a memory error fails the case even when the numbers happen to come out right
+        from porter.verify.backends.oclgrind import summarize
+        numbers = "; numbers " + ("wrong: " + bad[0].message if bad else "right")
+        result["info"] = {**out.info, "sanitizer": [{k: r[k] for k in ("kind", "kernel", "locations")}
+                                                   for r in reports[:20]]}
+        return {**result, "status": "FAIL", "message": summarize(reports, str(case.source_path)) + numbers}
     if out.kernel_ms:
         for key, value in case.metrics(sizes).items():
             result["gbps" if key == "bytes" else "gflops"] = value / (out.kernel_ms * 1e-3) / 1e9

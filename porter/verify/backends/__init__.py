@@ -8,7 +8,9 @@
 
 `arrays` holds every kernel argument in CUDA parameter order (ndarrays and numpy scalars); `run`
 returns the out/inout arrays after one launch and the median kernel time of `repeat` launches.
-A compile-only backend returns outputs=None.
+A compile-only backend returns outputs=None. Optional module attributes: wrap_command(cmd, env) (run the
+worker inside a tool), SMALLEST_SIZE_ONLY, EXPECT_AS (a target whose spec expectations apply), TRANSLATE_OPTIONS;
+info["sanitizer"] (a list of reports) fails the case whatever the numbers.
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ TARGETS: dict[str, tuple[str, str | None]] = {
     "hip-amd": ("porter.verify.backends.hip_amd", "hip"),
     "vulkan": ("porter.verify.backends.vulkan", "glsl"),
     "opencl": ("porter.verify.backends.opencl", "opencl"),
+    "oclgrind": ("porter.verify.backends.oclgrind", "opencl"),     # --sanitize: OpenCL under a simulator
 }
 
 
