@@ -1898,7 +1898,7 @@ class KernelEmitter:
         if name == "operator=" and self._callee_fn(n) is None:
             return refs.struct_assign(self, n)
         if n.kind == "CALL_EXPR" and n.children and n.children[0].kind == "DECL_REF_EXPR" and \
-                n.children[0].ref_kind in ("VAR_DECL", "PARM_DECL"):
+                n.children[0].ref_kind in ("VAR_DECL", "PARM_DECL") and not refs.is_copy(self, n):
             self.fail(n, f"a call through the function pointer `{name}`")
         if name == "dim3" or n.kind in ("CXX_CONSTRUCT_EXPR", "CXX_TEMPORARY_OBJECT_EXPR") or \
                 (name and self.parse_type(name).kind in ("vector", "struct")):

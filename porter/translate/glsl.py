@@ -539,8 +539,9 @@ class GlslTarget(Target):
         fname = base if not same else f"{base}_v{len(same) + 1}"
         return em.fresh(fname) if fname in em.idents else fname
 
-    def ref_param(self, em, t, name) -> str:
-        return f"inout {self.type_name(t, em)} {name}"
+    def ref_param(self, em, t, name, written, space, const, volatile) -> str:
+        # copy-in/copy-out: `inout` only when the callee writes it (refs.check_call refuses aliasing calls)
+        return f"{'inout ' if written else ''}{self.type_name(t, em)} {name}"
 
     def function_head(self, em, ret, name, params) -> str:
         return f"{self.type_name(ret, em)} {name}({', '.join(params)})"

@@ -178,7 +178,8 @@ class OpenclTarget(Target):
                              helpers=list(helpers.values()), functions=list(functions.values()), kernels=kernels)
 
     def struct_text(self, em, name, fields) -> str:
-        body = "\n".join(f"    {self.type_name(t, em)} {f};" for f, t in fields)
+        body = "\n".join(f"    {self.array_decl(em, t, f) if t.kind == 'array' else self.type_name(t, em) + ' ' + f};"
+                         for f, t in fields)
         return f"typedef struct {self.ident(name)}\n{{\n{body}\n}} {self.ident(name)};"
 
     # ------------------------------------------------------------------ types / literals / conversions
@@ -421,16 +422,30 @@ class OpenclTarget(Target):
 
     def function_name(self, em, fn, key, subst, binds) -> str:
         base = self.ident(fn.name)
-        spaces = "".join(v.space[0] for kind, _p, v, *_r in binds if kind == "ptr")
+        spaces = "".join(v.space[0] if kind == "ptr" else off.space[0] for kind, _p, v, off, *_r in binds
+                         if kind == "ptr" or (kind == "ref" and off is not None))
         if spaces.strip("g"):
             base += "_" + spaces
         if subst:
             base += "_" + "_".join(re.sub(r"\W+", "", ct.spell(v) if isinstance(v, CType) else str(v))
                                    for v in subst.values())
+        # specialisations that differ otherwise (a const reference bound to a value or to an object)
+        taken = {v[0] for v in em.functions.values() if v[0]}
+        if base in taken:
+            i = 2
+            while f"{base}_v{i}" in taken:
+                i += 1
+            base = f"{base}_v{i}"
         return base
 
-    def ref_param(self, em, t, name) -> str:
-        em.fail(None, f"a reference parameter `{name}` (OpenCL C has no references)")
+    def ref_param(self, em, t, name, written, space, const, volatile) -> str:
+        return f"{self.ref_pointer_type(em, t, space, const, volatile)} {name}"
+
+    def ref_pointer_type(self, em, t, space, const, volatile) -> str:
+        """A C++ reference as an OpenCL pointer in the referent's address space."""
+        sp = _SPACE[space]
+        quals = ("const " if const or space == "constant" else "") + ("volatile " if volatile else "")
+        return f"{sp + ' ' if sp else ''}{quals}{self.type_name(t, em)}*"
 
     def function_head(self, em, ret, name, params) -> str:
         return f"{self.type_name(ret, em)} {name}({', '.join(params) or 'void'})"
