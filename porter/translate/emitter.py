@@ -982,7 +982,7 @@ class KernelEmitter:
             if init.kind == "INIT_LIST_EXPR":
                 e = self.aggregate(init, t)
             elif init.kind in ("CALL_EXPR", "CXX_CONSTRUCT_EXPR") and t.kind in ("vector", "struct") and \
-                    self.callee_name(init) in ("", t.name) and t.kind == "struct":
+                    self.callee_name(init) in ("", t.name) and t.kind == "struct" and not refs.copy_of(self, init, t):
                 e = self.aggregate(init, t)
             else:
                 e = self.conv(self.x(init), t, implicit_ok=True)

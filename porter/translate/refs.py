@@ -318,7 +318,8 @@ def ref_arg(em, fn, p, pt: ct.CType, a):
         if written:
             em.fail(a, f"a temporary bound to the reference parameter `{p.name}` that `{fn.name}` writes")
         e = em.conv(em.x(a), pt.unqualified())
-        return ("val",), ("val", p, e, None, pt, a)
+        # GLSL: the same `in` parameter as for an object (one specialisation); OpenCL: by value, not a pointer
+        return ("val",) if em.t.native_pointers else ("ref", False), ("val", p, e, None, pt, a)
     if pt.volatile and pl.space in ("global", "local") and not em.t.native_pointers:
         em.fail(a, f"a `volatile` reference to shared or global memory (`{a.text}`) passed to `{fn.name}` "
                 "(a GLSL parameter is a copy)")
@@ -470,3 +471,9 @@ def is_copy(em, n) -> bool:
     """A struct's implicit copy (clang: a call of its constructor with the source object as the argument)."""
     name = em.callee_name(n)
     return bool(name) and em._callee_fn(n) is None and em.parse_type(name).kind == "struct"
+
+
+def copy_of(em, init, t: ct.CType) -> bool:
+    """`T b = a;` with a of struct type T: clang shows a constructor call with one argument, a copy."""
+    args = [c for c in init.children if c.kind not in ("TYPE_REF", "NAMESPACE_REF", "TEMPLATE_REF")]
+    return len(args) == 1 and args[0].kind != "INIT_LIST_EXPR" and em.ty(args[0]).same(t)
