@@ -192,12 +192,19 @@ def clang_error_diagnostics(src, model, integ, broken) -> list:
     errs = [e for e in model.errors if CE.counted(e) or CE.is_missing_header(e)]
     out = []
     groups = CE.grouped(errs)
-    for i, (e, msg, members) in enumerate(groups):
+    # those that block a kernel first, then in file order; the rest summed up in one diagnostic
+    blocks = [any(id(m) in blocking for m in g[2]) for g in groups]
+    order = sorted(range(len(groups)), key=lambda i: (not blocks[i], i))
+    shown, hidden = sorted(order[:CE.SHOWN]), order[CE.SHOWN:]
+    if hidden:
+        e = groups[min(hidden)][0]
         at = min(e.offset, len(src.data)) if e.offset is not None else 0
-        if i == CE.SHOWN:
-            out.append(make_diagnostic(src, "CP000", at, at, f"{len(errs)} clang errors in all "
-                                       f"({len(groups)} distinct); the first {CE.SHOWN} are reported"))
-            break
+        out.append(make_diagnostic(src, "CP000", at, at, f"{len(errs)} clang errors in all ({len(groups)} "
+                                   f"distinct); {CE.SHOWN} are reported, this is the first of the others",
+                                   "error" if any(blocks[i] for i in hidden) else "warning"))
+    for i in shown:
+        e, msg, members = groups[i]
+        at = min(e.offset, len(src.data)) if e.offset is not None else 0
         if e.offset is None:
             msg += f" (in {e.file}:{e.line}:{e.column})"
         if any(id(m) in blocking for m in members):

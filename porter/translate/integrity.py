@@ -69,10 +69,29 @@ def analyze(model) -> Integrity:
             if u.start <= e.offset <= u.end and (owner is None or u.end - u.start < owner.end - owner.start):
                 owner = u
         if owner is None:
+            owner = _truncated_owner(model, units, e.offset)
+        if owner is None:
             file_errors.append(e)
         else:
             owner.errors.append(e)
     return Integrity(units, file_errors, errors)
+
+
+_ENDS_WITH_SEMICOLON = {"VAR_DECL", "TYPEDEF_DECL", "STRUCT_DECL", "CLASS_DECL", "UNION_DECL", "ENUM_DECL",
+                        "TYPE_ALIAS_DECL", "FIELD_DECL"}
+
+
+def _truncated_owner(model, units, offset):
+    """clang cuts an invalid initialiser out of a declaration's extent (`float t[] = {1, bad};` ends before
+    `bad`): the declaration ending last before the error owns it when no `;` lies between them."""
+    best = None
+    for u in units:
+        if u.node is not None and u.node.kind in _ENDS_WITH_SEMICOLON and u.end <= offset and \
+                (best is None or u.end > best.end):
+            best = u
+    if best is None or any(u.start > best.end and u.start <= offset for u in units if u.node is not None):
+        return None
+    return best if b";" not in model.source.data[best.end:offset] else None
 
 
 def _units(model) -> list[Unit]:
