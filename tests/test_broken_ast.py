@@ -137,10 +137,27 @@ def test_error_no_declaration_owns_refuses_the_file(target, tmp_path):
     assert not os.path.exists(tmp_path / "o") or not os.listdir(tmp_path / "o")
 
 
+def test_missing_header_and_header_with_an_error(tmp_path):
+    inc = os.path.join(FIX, "include")
+    res = translate_file(fx("header_error.cu"), "glsl", include_dirs=[inc])
+    assert not res.shaders and set(res.failed_kernels) == {"uses_vendor", "plain"}
+    got = errors(res)
+    assert (2, "warning", "'vendor.h' file not found: pass its directory with -I DIR (or config include-dirs)") \
+        in got
+    assert (3, "error", f"expected expression (in {inc}/bad.h:3:24)") in got        # shown at its #include
+    assert "the file has a clang error no declaration owns" in refusal(res, "plain")[0].message
+    # without the broken header, only the kernel using the missing header's name is refused
+    res = translate_file(fx("header_error.cu"), "glsl", include_dirs=[inc], defines=["real=float"],
+                         text=open(fx("header_error.cu")).read().replace('#include "bad.h"', ""))
+    assert set(res.shaders) == {"plain"} and set(res.failed_kernels) == {"uses_vendor"}
+    assert any(m.startswith("unknown name `VENDOR_SCALE`") and "-D VENDOR_SCALE=VALUE" in m
+               for _r, _s, m in errors(res))
+
+
 def test_emitters_never_see_the_broken_code():
     """No exception, no refused kernel in any output, every output valid: the broken fixtures on both targets."""
     from porter.translate.validate import opencl_context, tool, validate_glsl, validate_opencl
-    for name in sorted(os.listdir(FIX)):
+    for name in sorted(n for n in os.listdir(FIX) if n.endswith(".cu")):
         for target in TARGETS:
             res = translate_file(fx(name), target)
             assert not set(res.failed_kernels) & outputs(res)

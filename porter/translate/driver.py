@@ -16,6 +16,7 @@ from porter.translate import integrity
 from porter.translate.api import TranslationResult
 from porter.translate.emitter import KernelEmitter, Unit
 from porter.translate.launch import instances, launch_shapes
+from porter.translate import warp_sizing
 from porter.translate.target import TranslationError
 from porter.translate.validate import limit_problems
 
@@ -85,8 +86,10 @@ def translate_path(path: str, target_name: str, target, text: str | None = None,
         if broken.get(id(fn.node)):
             e = broken[id(fn.node)][0]
             where = f"line {e.line}" if e.offset is not None else f"{e.file}:{e.line}"
-            msg = (f"kernel `{fn.name}` not translated: it uses code clang could not compile "
-                   f"({where}: {e.message}); fix the error or supply the missing declarations")
+            what = ("the file has a clang error no declaration owns" if e in integ.file_errors else
+                    "it uses code clang could not compile")
+            msg = (f"kernel `{fn.name}` not translated: {what} ({where}: {e.message}); fix the error or supply "
+                   "the missing declarations")
             result.failed_kernels[fn.name] = "CP000: " + msg[msg.index(":") + 2:]
             at = _name_offset(fsrc, fn)
             result.diagnostics.append(make_diagnostic(fsrc, "CP000", at, at + len(fn.name), msg, kernel=fn.name))
@@ -126,6 +129,17 @@ def translate_path(path: str, target_name: str, target, text: str | None = None,
                                                           f"kernel `{label}` not translated: {exc.message}",
                                                           kernel=label))
                 continue
+            except (ValueError, IndexError, KeyError, AttributeError) as exc:
+                # last line of defence: an AST clang recovered from (through a header cuport cannot see) that
+                # the integrity check did not tie to this kernel; on a clean parse it is a bug and is raised
+                if not model.errors:
+                    raise
+                msg = (f"kernel `{label}` not translated: clang's AST of it is incomplete after the errors "
+                       f"above ({type(exc).__name__})")
+                result.failed_kernels[label] = "CP000: " + msg[msg.index(":") + 2:]
+                at = _name_offset(fsrc, fn)
+                result.diagnostics.append(make_diagnostic(fsrc, "CP000", at, at + len(fn.name), msg, kernel=label))
+                continue
             problems = limit_problems(target_name, em)
             for sev, node, message in problems:
                 if sev != "error":
@@ -148,6 +162,7 @@ def translate_path(path: str, target_name: str, target, text: str | None = None,
             result.diagnostics.append(make_diagnostic(fsrc, code, s, e, f"{label}: {message}", severity,
                                                       kernel=label))
     lowered = [sp for _l, em, _s in outputs for sp in em.lowered_spans]
+    sized_rows = warp_sizing.handled_rows([em for _l, em, _s in outputs])
     # CP000 comes from clang_error_diagnostics (every clang error, not only the linter's syntax errors)
     remaining = [d for d in lint_diags if d.code.startswith(REPORTED_FAMILIES)]
     if fixed:
@@ -164,6 +179,9 @@ def translate_path(path: str, target_name: str, target, text: str | None = None,
         if any(a <= d.start < b for a, b in lowered) and d.code.startswith(("CP10", "CP30")):
             d.severity = "info"
             d.message += " (translated with work-group barriers: exact for any subgroup size)"
+        if d.code == "CP104" and d.row in sized_rows:
+            d.severity = "info"
+            d.message += " (translated with its slots and warp counts sized for the target's subgroups)"
         d.extra = dict(d.extra or {}, in_fixed_source=bool(fixed))
         result.diagnostics.append(d)
     result.diagnostics.sort(key=Diagnostic.sort_key)
@@ -204,7 +222,7 @@ def clang_error_diagnostics(src, model, integ, broken) -> list:
                                    "error" if any(blocks[i] for i in hidden) else "warning"))
     for i in shown:
         e, msg, members = groups[i]
-        at = min(e.offset, len(src.data)) if e.offset is not None else 0
+        at = min(e.offset, len(src.data)) if e.offset is not None else _include_offset(src, e.file)
         if e.offset is None:
             msg += f" (in {e.file}:{e.line}:{e.column})"
         if any(id(m) in blocking for m in members):
@@ -215,6 +233,18 @@ def clang_error_diagnostics(src, model, integ, broken) -> list:
             out.append(make_diagnostic(src, "CP000", at, at, msg + " (in code no kernel uses: kernels are "
                                        "still translated)", "warning"))
     return out
+
+
+def _include_offset(src, header) -> int:
+    """Where the main file includes `header` (an error inside it is shown there), else 0."""
+    import os
+    import re
+    if header:
+        m = re.search(rb"^[ \t]*#[ \t]*include[ \t]*[<\"][^>\"]*" + re.escape(os.path.basename(header).encode()) +
+                      rb"[>\"]", src.data, re.M)
+        if m:
+            return m.start()
+    return 0
 
 
 def _template_param_names(text: str) -> set:
