@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import bisect
+import hashlib
 import os
+import stat
+import sys
 import tempfile
 from dataclasses import dataclass, field
 
@@ -10,28 +13,84 @@ from porter.diagnostics import Diagnostic, Edit
 
 
 class SourceError(Exception):
-    """An input that cannot be read as source (I/O, binary, not UTF-8)."""
+    """An input that cannot be read as source (I/O, binary, special file, not UTF-8 on stdin)."""
 
 
-def read_source(path: str, max_bytes: int = 8 * 1024 * 1024) -> "SourceFile":
+class OutputError(Exception):
+    """An output that cannot or must not be written (read-only, names an input): one line, exit 2."""
+
+
+class ChangedOnDisk(OutputError):
+    """The file changed on disk between cuport reading it and replacing it: the replacement is skipped."""
+
+
+STDIN = "-"
+BOM = b"\xef\xbb\xbf"
+_STDIN: dict = {}          # "-" read once per process: {"data": bytes, "name": str}
+
+
+def special_kind(path: str) -> str | None:
+    """'a FIFO' / 'a device' / 'a socket' for what cuport never opens as source (open() on a FIFO blocks)."""
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(max_bytes + 1)
-    except IsADirectoryError:
-        raise SourceError(f"{path}: is a directory")
-    except FileNotFoundError:
-        raise SourceError(f"{path}: No such file or directory")
-    except OSError as exc:
-        raise SourceError(f"{path}: {exc.strerror or exc}")
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return None
+
+
+def stdin_name(stdin_filename: str | None = None) -> str:
+    return stdin_filename or _STDIN.get("name") or STDIN
+
+
+def preload_stdin(stdin_filename: str | None = None, max_bytes: int = 8 * 1024 * 1024) -> None:
+    """Read standard input now (once), so `read_source("-")` works in any process forked later."""
+    if "data" not in _STDIN:
+        _STDIN["data"] = sys.stdin.buffer.read(max_bytes + 1)
+    if stdin_filename:
+        _STDIN["name"] = stdin_filename
+
+
+def read_source(path: str, max_bytes: int = 8 * 1024 * 1024, stdin_filename: str | None = None) -> "SourceFile":
+    """Read a file ("-": standard input, named `stdin_filename`) as UTF-8; a file that is not UTF-8 is read as
+    Latin-1 (every byte is a character) with a note, and written back in Latin-1 by `encode`."""
+    if path == STDIN:
+        preload_stdin(stdin_filename, max_bytes)
+        data, name = _STDIN["data"], stdin_name(stdin_filename)
+    else:
+        kind = special_kind(path)
+        if kind:
+            raise SourceError(f"{path}: {kind}, not a source file, skipped")
+        name = path
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read(max_bytes + 1)
+        except IsADirectoryError:
+            raise SourceError(f"{path}: is a directory")
+        except FileNotFoundError:
+            raise SourceError(f"{path}: No such file or directory")
+        except OSError as exc:
+            raise SourceError(f"{path}: {exc.strerror or exc}")
     if len(data) > max_bytes:
-        raise SourceError(f"{path}: file larger than {max_bytes // (1024 * 1024)} MiB, skipped")
+        raise SourceError(f"{name}: file larger than {max_bytes // (1024 * 1024)} MiB, skipped")
     if b"\0" in data[:8192]:
-        raise SourceError(f"{path}: binary file, skipped")
+        raise SourceError(f"{name}: binary file, skipped")
     try:
-        text = data.decode("utf-8")
+        return SourceFile(name, data.decode("utf-8"), digest=digest(data))
     except UnicodeDecodeError as exc:
-        raise SourceError(f"{path}: not valid UTF-8 (byte {exc.start}), skipped")
-    return SourceFile(path, text)
+        if path == STDIN:
+            raise SourceError(f"{name}: standard input is not valid UTF-8 (byte {exc.start})")
+        note = f"{path}: not valid UTF-8 (byte {exc.start}): read as Latin-1, written back as Latin-1"
+        return SourceFile(name, data.decode("latin-1"), digest=digest(data), encoding="latin-1", note=note)
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 @dataclass
@@ -40,6 +99,16 @@ class SourceFile:
     text: str
     _line_starts: list = field(default=None, repr=False)
     _bytes: bytes = field(default=None, repr=False)
+    digest: str | None = field(default=None, repr=False)    # sha256 of the bytes read (read_source)
+    encoding: str = "utf-8"                                 # how the file was decoded, and is written back
+    note: str | None = None                                 # e.g. the Latin-1 fallback, for the user
+
+    def encode(self, text: str) -> bytes:
+        """`text` (this file, edited) in the file's own encoding; characters Latin-1 lacks make it UTF-8."""
+        try:
+            return text.encode(self.encoding)
+        except UnicodeEncodeError:
+            return text.encode("utf-8")
 
     @property
     def data(self) -> bytes:
@@ -65,11 +134,15 @@ class SourceFile:
         starts = self.line_starts
         row = bisect.bisect_right(starts, offset) - 1
         col = len(self.data[starts[row]:offset].decode("utf-8", "replace")) + 1
+        if row == 0 and offset >= 3 and self.data.startswith(BOM):
+            col -= 1                    # a BOM is no column in an editor
         return row + 1, col
 
     def offset(self, row: int, column: int) -> int:
         start = self.line_starts[row - 1]
         line = self.line(row)
+        if row == 1 and self.data.startswith(BOM):
+            start += len(BOM)
         return start + len(line[: column - 1].encode("utf-8"))
 
     def line(self, row: int) -> str:
@@ -77,7 +150,8 @@ class SourceFile:
         if row - 1 >= len(starts):
             return ""
         end = starts[row] - 1 if row < len(starts) else len(self.data)
-        return self.data[starts[row - 1]:end].decode("utf-8", "replace").rstrip("\r")
+        begin = starts[row - 1] + (len(BOM) if row == 1 and self.data.startswith(BOM) else 0)
+        return self.data[begin:end].decode("utf-8", "replace").rstrip("\r")
 
     def slice(self, start: int, end: int) -> str:
         return self.data[start:end].decode("utf-8", "replace")
@@ -117,23 +191,129 @@ def select_edits(fix_lists) -> list[Edit]:
     return taken
 
 
-def write_atomic(path: str, data: bytes, backup_suffix: str | None = None) -> None:
-    """Write via a temporary file in the same directory and rename, optionally keeping a backup."""
-    directory = os.path.dirname(os.path.abspath(path))
-    if backup_suffix and os.path.exists(path):
-        with open(path, "rb") as src:
-            old = src.read()
-        write_atomic(path + backup_suffix, old)
-    fd, tmp = tempfile.mkstemp(prefix=".cuport-", dir=directory)
+def same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file: hard links and symlinks count as the same."""
+    if a == STDIN or b == STDIN:
+        return False
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def check_outputs(inputs, outputs) -> str | None:
+    """The error line when an output names an input (cuport never replaces a source with its output), else None.
+    `outputs`: (option, path) pairs; None or "-" paths are skipped."""
+    keys = {}
+    for p in inputs:
+        if p and p != STDIN:
+            try:
+                st = os.stat(p)
+                keys[(st.st_dev, st.st_ino)] = p
+            except OSError:
+                keys[os.path.realpath(p)] = p
+    for option, out in outputs:
+        if not out or out == STDIN:
+            continue
+        try:
+            st = os.stat(out)
+            hit = keys.get((st.st_dev, st.st_ino))
+        except OSError:
+            hit = keys.get(os.path.realpath(out))
+        if hit is not None:
+            return f"{option} {out} names the input file {hit}: cuport never replaces a source with its output"
+    return None
+
+
+def write_output(path: str, data: bytes, expected_original: bytes | str | None = None,
+                 backup_suffix: str | None = None) -> None:
+    """The one way cuport writes a file. "-" is standard output. A symlink is written through (the link stays a
+    link, its target is replaced); the file's mode and owner are kept; the new bytes go to a temporary file in
+    the target's directory that is renamed over it, so a reader never sees half a file. With
+    `expected_original` (the bytes read, or their sha256 hex digest) a file whose bytes changed since is left
+    alone (ChangedOnDisk). A device or FIFO (`-o /dev/null`) is written in place. Errors: OutputError, one line
+    naming `path`."""
+    if path == STDIN:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
+    target = os.path.realpath(path)
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise OutputError(f"{path}: is a directory")
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        try:
+            with open(target, "wb") as fh:
+                fh.write(data)
+        except OSError as exc:
+            raise OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
+        return
+    if st is not None and not os.access(target, os.W_OK):
+        raise OutputError(f"{path}: cannot write: the file is read-only")
+    want = None if expected_original is None else (
+        expected_original if isinstance(expected_original, str) else digest(expected_original))
+    old = None
+    if want is not None or backup_suffix:
+        old = _read_bytes(target, path) if st is not None else b""
+        if want is not None and digest(old) != want:
+            raise ChangedOnDisk(f"{path}: changed while processing, skipped")
+    directory = os.path.dirname(target)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".cuport-", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        why = exc.strerror or exc
+        if isinstance(exc, FileNotFoundError):
+            why = f"no directory {directory}"
+        raise OutputError(f"{path}: cannot write: {why}") from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        if os.path.exists(path):
-            os.chmod(tmp, os.stat(path).st_mode & 0o7777)
-        os.replace(tmp, path)
+        if st is not None:
+            os.chmod(tmp, st.st_mode & 0o7777)
+            if (st.st_uid, st.st_gid) != (os.getuid(), os.getgid()):
+                try:
+                    os.chown(tmp, st.st_uid, st.st_gid)
+                except OSError:
+                    pass                # not ours to give away: the mode is still kept
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)       # mkstemp makes 0600; a new output gets the usual mode
+        if backup_suffix and st is not None:
+            write_output(path + backup_suffix, old)
+        if want is not None and digest(_read_bytes(target, path)) != want:    # the last moment to notice
+            raise ChangedOnDisk(f"{path}: changed while processing, skipped")
+        os.replace(tmp, target)
+    except OSError as exc:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        if isinstance(exc, OutputError):
+            raise
+        raise OutputError(f"{path}: cannot write: {exc.strerror or exc}") from None
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _read_bytes(target: str, shown: str) -> bytes:
+    try:
+        with open(target, "rb") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return b""
+    except OSError as exc:
+        raise OutputError(f"{shown}: cannot read: {exc.strerror or exc}") from None
+
+
+def write_atomic(path: str, data: bytes, backup_suffix: str | None = None) -> None:
+    """Older name of write_output (no change check)."""
+    write_output(path, data, backup_suffix=backup_suffix)

@@ -4,6 +4,8 @@ from __future__ import annotations
 import fnmatch
 import os
 
+from porter.source import STDIN, special_kind
+
 CUDA_SUFFIXES = (".cu", ".cuh")
 ASKED_SUFFIXES = (".h", ".hpp", ".cpp", ".cc", ".cxx")
 
@@ -18,11 +20,20 @@ def _excluded(path: str, excludes) -> bool:
 
 def discover(paths: list[str], excludes=(), extensions=CUDA_SUFFIXES, force_exclude=False):
     """Yield (path, error). Explicit files are taken whatever their suffix (unless --force-exclude matches);
-    directories are walked for `extensions`. A missing path yields an error line."""
+    directories are walked for `extensions`; "-" (standard input) is passed through. A missing path, a FIFO,
+    a device or a socket yields an error line (opening a FIFO would block)."""
     seen = set()
     for p in paths:
-        if not os.path.exists(p):
+        if p == STDIN:
+            if p not in seen:
+                seen.add(p)
+                yield p, None
+            continue
+        if not os.path.lexists(p):
             yield p, f"{p}: No such file or directory"
+            continue
+        if not os.path.exists(p):
+            yield p, f"{p}: broken symbolic link"
             continue
         if os.path.isdir(p):
             found = False
@@ -32,6 +43,10 @@ def discover(paths: list[str], excludes=(), extensions=CUDA_SUFFIXES, force_excl
                     fp = os.path.join(root, f)
                     if f.endswith(tuple(extensions)) and not _excluded(fp, excludes) and fp not in seen:
                         seen.add(fp)
+                        kind = special_kind(fp)
+                        if kind:
+                            yield fp, f"{fp}: {kind}, not a source file, skipped"
+                            continue
                         found = True
                         yield fp, None
             if not found:
@@ -41,4 +56,5 @@ def discover(paths: list[str], excludes=(), extensions=CUDA_SUFFIXES, force_excl
             continue
         if p not in seen:
             seen.add(p)
-            yield p, None
+            kind = special_kind(p)
+            yield p, (f"{p}: {kind}, not a source file, skipped" if kind else None)

@@ -6,7 +6,8 @@ import os
 import sys
 from collections import Counter
 
-from porter.source import SourceError, SourceFile, read_source, write_atomic
+from porter.source import (STDIN, OutputError, SourceError, SourceFile, check_outputs, preload_stdin, read_source,
+                            stdin_name, write_output)
 
 PARALLEL_THRESHOLD = 16
 
@@ -15,7 +16,9 @@ def add_arguments(p) -> None:
     p.add_argument("paths", nargs="*", default=["."], help="files or directories (default: .)")
     p.add_argument("--output-format", default=os.environ.get("CUPORT_OUTPUT_FORMAT", "full"),
                    choices=["full", "concise", "json", "json-lines", "github", "sarif"])
-    p.add_argument("-o", "--output-file", help="write the report to this file")
+    p.add_argument("-o", "--output-file", help="write the report to this file ('-': standard output)")
+    p.add_argument("--stdin-filename", help="the name of the file read from standard input ('-'): for "
+                   "messages, per-file-ignores and the configuration")
     p.add_argument("--select", action="append", help="codes, prefixes or names (comma separated)")
     p.add_argument("--ignore", action="append")
     p.add_argument("--extend-select", action="append")
@@ -52,7 +55,8 @@ def _split(values):
 
 def load(args):
     from porter.config import load_settings
-    first = next((p for p in args.paths if os.path.exists(p)), ".")
+    named = [getattr(args, "stdin_filename", None) or "." if p == STDIN else p for p in args.paths]
+    first = next((p for p in named if os.path.exists(p)), ".")
     start = first if os.path.isdir(first) else (os.path.dirname(os.path.abspath(first)) or ".")
     cli = {"select": _split(args.select), "ignore": _split(args.ignore), "extend_select": _split(args.extend_select),
            "include_dirs": args.include_dirs, "defines": args.defines, "extra_args": args.extra_args}
@@ -112,9 +116,19 @@ def main(args) -> int:
         else:
             paths.append(p)
     if args.show_files:
-        print("\n".join(paths))
+        print("\n".join(stdin_name(args.stdin_filename) if p == STDIN else p for p in paths))
         return status
     mode = "fix" if (args.fix or args.diff) else "check"
+    refusal = check_outputs(paths, [("-o", args.output_file)])
+    if refusal is None and args.add_noqa and STDIN in paths:
+        refusal = "--add-noqa cannot rewrite standard input"
+    if refusal:
+        print(f"cuport: error: {refusal}", file=sys.stderr)
+        return 2
+    if STDIN in paths:
+        preload_stdin(args.stdin_filename)       # before any worker forks
+    # what each file to be rewritten held when it was read: a file edited meanwhile is not replaced
+    originals = {p: _read_quiet(p) for p in paths if p != STDIN} if (mode == "fix" or args.add_noqa) else {}
     _tune_gc()
     tasks = [(p, settings, mode, args.ignore_noqa, args.unsafe_fixes, not args.no_cache) for p in paths]
     results = _run(tasks, args.jobs)
@@ -125,17 +139,30 @@ def main(args) -> int:
             print(f"cuport: error: {error}", file=sys.stderr)
             status = 2
             continue
-        sources[path] = SourceFile(path, text)
+        shown = stdin_name(args.stdin_filename) if path == STDIN else path
+        sources[shown] = SourceFile(shown, text)
+        note = _encoding_note(path, text, originals)
+        if note:
+            print(f"cuport: note: {note}", file=sys.stderr)
         if refused:
-            print(f"cuport: warning: {path}: {refused}", file=sys.stderr)
-        if mode == "fix" and fixed:
-            original = read_source(path).text
+            print(f"cuport: warning: {shown}: {refused}", file=sys.stderr)
+        if mode == "fix" and path == STDIN and not args.diff:
+            sys.stdout.write(text)           # ruff's way: the fixed source to stdout, the report to stderr
+            fixed_all[shown] = Counter(fixed)
+        elif mode == "fix" and fixed:
             if args.diff:
+                original = read_source(path).text
                 sys.stdout.write("".join(difflib.unified_diff(
-                    original.splitlines(True), text.splitlines(True), f"a/{path}", f"b/{path}")))
+                    original.splitlines(True), text.splitlines(True), f"a/{shown}", f"b/{shown}")))
             else:
-                write_atomic(path, text.encode("utf-8"))
-            fixed_all[path] = Counter(fixed)
+                try:
+                    _rewrite(path, text, originals.get(path))
+                except OutputError as exc:
+                    print(f"cuport: error: {exc}", file=sys.stderr)
+                    status = 2
+                    diagnostics.extend(diags)
+                    continue
+            fixed_all[shown] = Counter(fixed)
         diagnostics.extend(diags)
     if args.add_noqa:
         from porter.lint.suppress import add_noqa
@@ -146,11 +173,43 @@ def main(args) -> int:
         for path, ds in by_file.items():
             new = add_noqa(sources[path].text, ds)
             if new != sources[path].text:
-                write_atomic(path, new.encode("utf-8"))
+                try:
+                    _rewrite(path, new, originals.get(path))
+                except OutputError as exc:
+                    print(f"cuport: error: {exc}", file=sys.stderr)
+                    status = 2
+                    continue
                 n += len(ds)
         print(f"Added {n} noqa directive{'s' if n != 1 else ''}.", file=sys.stderr)
         return status
-    return max(status, _report(args, diagnostics, sources, fixed_all))
+    to_stderr = mode == "fix" and STDIN in paths and not args.diff and not args.output_file
+    try:
+        return max(status, _report(args, diagnostics, sources, fixed_all, to_stderr))
+    except OutputError as exc:
+        print(f"cuport: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _read_quiet(path):
+    try:
+        return read_source(path)
+    except SourceError:
+        return None
+
+
+def _encoding_note(path, text, originals):
+    """The Latin-1 fallback note of a file (read again only when its text is not ASCII)."""
+    if path == STDIN or not text or text.isascii():
+        return None
+    src = originals.get(path) or _read_quiet(path)
+    return src.note if src is not None else None
+
+
+def _rewrite(path, text, original):
+    """--fix / --add-noqa: write `text` over `path` in the file's encoding, unless it changed since it was read."""
+    if original is None:
+        raise OutputError(f"{path}: changed while processing, skipped")
+    write_output(path, original.encode(text), expected_original=original.digest)
 
 
 def _tune_gc() -> None:
@@ -173,25 +232,25 @@ def _run(tasks, jobs):
     return [_lint_one(t) for t in tasks]
 
 
-def _report(args, diagnostics, sources, fixed_all) -> int:
+def _report(args, diagnostics, sources, fixed_all, to_stderr=False) -> int:
+    import io
     from porter.lint import output
     from porter.lint.output import fixed_summary, statistics, use_color
     diagnostics.sort(key=lambda d: (d.filename, d.row, d.column, d.code))
-    stream = open(args.output_file, "w", encoding="utf-8") if args.output_file else sys.stdout
-    try:
-        color = use_color(args.color, stream)
-        if args.statistics:
-            stream.write(statistics(diagnostics, unsafe_fixes=args.unsafe_fixes))
-        elif not (args.diff and args.output_format == "full"):
-            text = output.render(args.output_format, diagnostics, sources, color=color, show_fixes=args.show_fixes,
-                                 fix_available=not args.fix, unsafe_fixes=args.unsafe_fixes)
-            if not (args.quiet and not diagnostics):
-                stream.write(text)
-        if args.show_fixes and fixed_all and args.output_format in ("full", "concise"):
-            stream.write(fixed_summary(fixed_all, color=color))
-    finally:
-        if stream is not sys.stdout:
-            stream.close()
+    to_file = args.output_file not in (None, STDIN)
+    stream = io.StringIO() if to_file else (sys.stderr if to_stderr else sys.stdout)
+    color = use_color(args.color, stream)
+    if args.statistics:
+        stream.write(statistics(diagnostics, unsafe_fixes=args.unsafe_fixes))
+    elif not (args.diff and args.output_format == "full"):
+        text = output.render(args.output_format, diagnostics, sources, color=color, show_fixes=args.show_fixes,
+                             fix_available=not args.fix, unsafe_fixes=args.unsafe_fixes)
+        if not (args.quiet and not diagnostics):
+            stream.write(text)
+    if args.show_fixes and fixed_all and args.output_format in ("full", "concise"):
+        stream.write(fixed_summary(fixed_all, color=color))
+    if to_file:
+        write_output(args.output_file, stream.getvalue().encode("utf-8"))
     if args.exit_zero:
         return 0
     if args.exit_non_zero_on_fix and fixed_all:

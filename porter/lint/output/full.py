@@ -65,6 +65,8 @@ def _diff(fix, src, color) -> list[str]:
     last, _ = src.position(hi)
     a = src.line_starts[first - 1]
     b = a + len("\n".join(src.line(r) for r in range(first, last + 1)).encode("utf-8"))
+    if first == 1 and src.data.startswith(b"\xef\xbb\xbf"):
+        b += 3                      # line() leaves out a BOM
     b = max(b, hi)
     try:
         new = apply_edits(src.data[a:b], [type(e)(e.start - a, e.end - a, e.content) for e in fix.edits])
