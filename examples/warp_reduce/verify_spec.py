@@ -43,11 +43,11 @@ SUM = dict(
 )
 
 KERNELS = [
-    # Even after the safe fixes, warp_reduce keeps `partial[32]` (one slot per warp, CP104) and lets one warp
-    # reduce the partials: with 256 threads that needs warps of >= 16 lanes. Subgroups of 4 and 8 (and
-    # OpenCL's one-lane warps) overflow it: CP104 says so, and verify shows it.
-    Case(source="warp_reduce.cu", kernel="warp_reduce",
-         expect={"vulkan/sg4": "fail", "vulkan/sg8": "fail", "opencl": "fail"}, **COMMON),
+    # warp_reduce keeps `partial[32]` (one slot per warp, CP104) and lets one warp reduce the partials: with
+    # 256 threads that needs warps of >= 16 lanes. The GLSL / OpenCL translations give `partial` a slot per warp
+    # of the narrowest subgroup and fold the partials beyond the first subgroup's lanes in before its shuffle
+    # sum (porter/translate/warp_sizing.py), so subgroups of 4 and 8 and OpenCL's one-lane warps pass too.
+    Case(source="warp_reduce.cu", kernel="warp_reduce", **COMMON),
     Case(source="warp_reduce_fixed.cu", kernel="warp_reduce_fixed", **COMMON),
     # wrong on every subgroup narrower than 32 lanes (lavapipe 4/8/16, OpenCL's one-lane warps); right at 32
     Case(name="warp_sum (as written)", translate={"portability_fixes": False},

@@ -3,15 +3,16 @@ semantics (types, the usual arithmetic conversions, pointers as array + offset, 
 lowering); the target (porter.translate.target.Target subclasses) knows how to spell them."""
 from __future__ import annotations
 
+import ctypes
 import os
 import re
 from dataclasses import dataclass, field
 
 from porter.frontend.lexer import split_top_level
 from porter.frontend.affine import analysis
-from porter.frontend.model import result_type_spelling
+from porter.frontend.model import MAX_NESTING, result_type_spelling
 from porter.translate import ctype as ct
-from porter.translate import refs
+from porter.translate import refs, warp_sizing
 from porter.translate.ctype import BOOL, F32, F64, I32, I64, U32, U64, CType
 from porter.translate.target import (BINARY_PREC, PREC_ASSIGN, PREC_COMMA, PREC_COND, PREC_PRIMARY,
                                      PREC_UNARY, E, Target, TranslationError, wrap)
@@ -115,6 +116,7 @@ class KernelEmitter:
         self.has_barrier = False
         self.uses_double = False
         self.min_subgroup = None
+        self.warp_plan = None
         self.lowered_spans: list[tuple[int, int]] = []
         self._tmp = 0
         self.idents: set[str] = set()
@@ -320,6 +322,15 @@ class KernelEmitter:
 
     # ------------------------------------------------------------------ entry
     def run(self):
+        try:
+            return self._run()
+        except (RecursionError, ctypes.ArgumentError) as exc:
+            # nesting under MAX_NESTING that still exhausted the stack: a refusal, not an internal error
+            if not isinstance(exc, RecursionError) and "RecursionError" not in str(exc):
+                raise
+            raise TranslationError("CP907", self.fn.node, "nesting too deep to translate") from None
+
+    def _run(self):
         fn = self.fn
         self._scan_unsupported(fn)
         self.uses_double = self._uses_double(fn)
@@ -328,6 +339,7 @@ class KernelEmitter:
             if n.kind in ("VAR_DECL", "PARM_DECL"):
                 self.idents.add(n.spelling)
         self.t.begin_kernel(self)
+        self.warp_plan = warp_sizing.plan(self)   # per-warp storage sized for 32 lanes: resize or refuse
         self._params(fn)
         body = fn.body
         if body is None:
@@ -353,6 +365,10 @@ class KernelEmitter:
 
     def _scan_unsupported(self, fn):
         for f in self._reachable(fn).values():
+            deep = next((at for owner, at in self.model.too_deep if owner is f.node), None)
+            if deep is not None:   # build_model left this body out (model.MAX_NESTING)
+                raise TranslationError("CP907", (deep, deep), f"nesting deeper than {MAX_NESTING} levels in "
+                                       f"`{f.name}`")
             if f.body is None:
                 continue
             # clang drops or mangles what it could not type-check: never translate such a function
@@ -445,6 +461,8 @@ class KernelEmitter:
             self._comments(prev_end, c.start)
             self.line_mark(c)
             self.stmt(c)
+            for ln in warp_sizing.fold_lines(self, c):
+                self.emit(ln)
             prev_end = max(prev_end, c.end)
         self._comments(prev_end, compound.end - 1)
 
@@ -1015,6 +1033,7 @@ class KernelEmitter:
                     "node": d, "dims": t.dims if t.kind == "array" else ()}
         if info["elem"].kind == "struct":
             self.use_struct(info["elem"].name, d)
+        warp_sizing.resized(self, d, info)
         self.shared[name] = info
         self.t.shared_declared(self, info)
 
@@ -1088,6 +1107,10 @@ class KernelEmitter:
     def x(self, n, mode: str = "r") -> E:
         if self.hoisted and id(n) in self.hoisted:
             return self.hoisted[id(n)]
+        if self.warp_plan is not None and self.warp_plan.counts:
+            wc = warp_sizing.count(self, n)   # a warp count written for 32 lanes
+            if wc is not None:
+                return wc
         k = n.kind
         # a #define constant written as its name: keep the name
         if k not in ("DECL_REF_EXPR",) and n.children is not None:

@@ -1,0 +1,443 @@
+"""Per-warp storage and warp counts for targets whose warps are not 32 lanes (GLSL subgroups, OpenCL).
+
+The portability fixes make lane and warp ids follow the real subgroup size; what the source still sizes for
+warps of 32 must follow too, or the kernel is refused (CP104, at the array or loop):
+- a shared array dimension indexed by a warp id (`part[warp]`, `bins[warp * BINS + b]`) gets enough slots for
+  the smallest subgroup the target allows (`ceil(block / min_subgroup)` warps);
+- a warp count written for 32 lanes (`w < 8`, `w < BLOCK / 32`, `lane < WARPS`) that bounds a loop or a guard
+  over those slots becomes the real count `(blockDim.x + warpSize - 1) / warpSize`;
+- a single-subgroup stage that reads one slot per lane (`v = lane < NW ? part[lane] : 0; v = warp_sum(v)`)
+  first folds the slots beyond the subgroup into each lane's value (strided loop) when the combining operation
+  is a recognisable sum / min / max; anything else that reads or writes the slots is refused.
+The emitter calls plan() once per kernel, resized() for each shared array, count() in x(), and fold_lines()
+after each statement."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from porter.lint.helpers import array_subscripts, for_parts, function_by_call, int_value, warp_index_kind
+from porter.translate.ctype import I32
+
+# smallest warp a target may run: Vulkan subgroups on the devices we know (lavapipe, Mali, Adreno) go down to
+# 4; OpenCL without sub-groups runs one-lane warps, and cl_khr_subgroups promises nothing better than 1
+MIN_WARP = {"glsl": 4, "opencl": 1}
+MAX_WARP = 128                       # widest Vulkan / OpenCL subgroup: lane-indexed arrays need this many slots
+MAX_BLOCK = 1024                     # CUDA's largest block, when the launch is not known
+_COMBINE = {"+=": "+", "|=": "|", "&=": "&", "^=": "^"}
+_MINMAX = {"fmaxf": "max", "fmax": "max", "max": "max", "fminf": "min", "fmin": "min", "min": "min"}
+
+
+@dataclass
+class Fold:
+    var: object          # the VAR_DECL that receives the lane's slot
+    array: object        # the per-warp array's declaration
+    lane: object         # the lane id node the slot was read with
+    op: str              # + | & ^ max min
+
+
+@dataclass
+class Plan:
+    min_warp: int
+    block: int
+    arrays: dict = field(default_factory=dict)    # id(decl) -> {dim: new size}
+    counts: dict = field(default_factory=dict)    # id(node) -> node: a 32-lane warp count to replace
+    folds: dict = field(default_factory=dict)     # id(statement) -> Fold
+    report: list = field(default_factory=list)    # manifest entries
+    handled: list = field(default_factory=list)   # declarations of the per-warp arrays sized here
+
+
+def _strip(n):
+    n = n.strip
+    while n.kind in ("PAREN_EXPR", "UNEXPOSED_EXPR") and n.children:
+        n = n.children[-1].strip
+    return n
+
+
+def _decompose(an, idx):
+    """(slot, stride) when `idx` is `slot`, `slot * K`, `K * slot` or one of those `+ rest`; else (idx, 1)."""
+    n = _strip(idx)
+    if n.kind == "BINARY_OPERATOR" and n.op == "+" and len(n.children) == 2:
+        for a, b in (n.children, n.children[::-1]):
+            s, k = _scaled(a)
+            if k is not None and _is_slot(an, s):
+                return s, k
+    s, k = _scaled(n)
+    return (s, k) if k is not None else (n, 1)
+
+
+def _scaled(n):
+    n = _strip(n)
+    if n.kind == "BINARY_OPERATOR" and n.op == "*" and len(n.children) == 2:
+        a, b = n.children
+        if int_value(b) is not None and int_value(a) is None:
+            return _strip(a), int_value(b)
+        if int_value(a) is not None and int_value(b) is None:
+            return _strip(b), int_value(a)
+        return n, None
+    return n, 1
+
+
+def _is_slot(an, s):
+    k = warp_index_kind(an, s)
+    return (k is not None and k[0] == "warp") or s.kind == "DECL_REF_EXPR"
+
+
+def _uses_warp_size(an, n, depth=0) -> bool:
+    """`n` is computed from warpSize (through single-assignment locals too)."""
+    for c in n.walk():
+        if c.is_warp_size():
+            return True
+        if c.kind == "DECL_REF_EXPR" and c.ref is not None and depth < 4:
+            d = an.definition(c.ref)
+            if d is not None and _uses_warp_size(an, d, depth + 1):
+                return True
+    return False
+
+
+def _count_32(e, size: int, block: int) -> bool:
+    """`e` is a warp count for 32-lane warps: `N / 32`, `N >> 5`, or a constant equal to the slots or the
+    launch's warp count."""
+    n = _strip(e)
+    if n.kind == "BINARY_OPERATOR" and len(n.children) == 2 and int_value(n.children[0]) is not None:
+        r = int_value(n.children[1])
+        if (n.op == "/" and r == 32) or (n.op == ">>" and r == 5):
+            return True
+    v = int_value(e)
+    return v is not None and v in (size, -(-block // 32))
+
+
+def _is_lane(an, n) -> bool:
+    k = warp_index_kind(an, n)
+    return k is not None and k[0] == "lane"
+
+
+def _is_thread_x(an, n) -> bool:
+    p = an.poly(n)
+    return p is not None and p.terms == {("threadIdx.x",): 1} and not getattr(p, "const", 0)
+
+
+def _same(an, a, b) -> bool:
+    a, b = _strip(a), _strip(b)
+    if a.kind == "DECL_REF_EXPR" and b.kind == "DECL_REF_EXPR":
+        return a.ref is not None and a.ref is b.ref
+    return " ".join(a.text.split()) == " ".join(b.text.split())
+
+
+def _bound(an, cond, slot):
+    """C when `cond` (or one of its && conjuncts) is `slot < C` / `C > slot`."""
+    n = _strip(cond)
+    if n.kind == "BINARY_OPERATOR" and n.op == "&&" and len(n.children) == 2:
+        return _bound(an, n.children[0], slot) or _bound(an, n.children[1], slot)
+    if n.kind == "BINARY_OPERATOR" and len(n.children) == 2:
+        a, b = n.children
+        if n.op == "<" and _same(an, a, slot):
+            return b
+        if n.op == ">" and _same(an, b, slot):
+            return a
+    return None
+
+
+def _guard(an, sub, slot, stop):
+    """The bound C of the innermost `?:` or `if` around `sub` that tests `slot < C`, with the statement that
+    holds it; (None, None) when there is none."""
+    cur, p = sub, sub.parent
+    while p is not None and p is not stop:
+        if p.kind == "CONDITIONAL_OPERATOR" and len(p.children) == 3 and cur is p.children[1]:
+            c = _bound(an, p.children[0], slot)
+            if c is not None:
+                return c, p
+        if p.kind == "IF_STMT" and len(p.children) >= 2 and cur is p.children[1]:
+            c = _bound(an, p.children[0], slot)
+            if c is not None:
+                return c, p
+        cur, p = p, p.parent
+    return None, None
+
+
+def _loop_of(var_decl, sub, stop):
+    """The FOR_STMT around `sub` whose induction variable is `var_decl`, as (loop, init, cond)."""
+    p = sub.parent
+    while p is not None and p is not stop:
+        if p.kind == "FOR_STMT":
+            init, cond, _inc, _body = for_parts(p)
+            if init is not None and any(c.kind == "VAR_DECL" and c is var_decl for c in init.walk()):
+                return p, init, cond
+        p = p.parent
+    return None, None, None
+
+
+def _init_value(var_decl):
+    exprs = [c for c in var_decl.children if not c.kind.endswith("_ATTR") and c.kind != "TYPE_REF"]
+    return int_value(exprs[-1]) if exprs else None
+
+
+def _block_threads(em) -> int:
+    blk = em.launch.block if em.launch is not None else None
+    if blk and all(isinstance(v, int) for v in blk):
+        return blk[0] * blk[1] * blk[2]
+    return MAX_BLOCK
+
+
+def _min_warp(em) -> int | None:
+    name = em.t.name
+    if name == "opencl":
+        return 1
+    return MIN_WARP.get(name)
+
+
+def plan(em) -> Plan | None:
+    """What to resize, replace and fold in this kernel; refuses (CP104) what it cannot size."""
+    mw = _min_warp(em)
+    if mw is None:
+        return None
+    an, model = em.an, em.model
+    fns = em._reachable(em.fn)
+    starts = [(f.node.start, f.node.end) for f in fns.values()]
+    pl = Plan(mw, _block_threads(em))
+    for s in model.shared:
+        if s.extern:
+            continue
+        if s.function is not None and not any(a <= s.node.start < b for a, b in starts):
+            continue
+        dims = [d for d in em.decl_type(s.node).dims] if em.decl_type(s.node).kind == "array" else []
+        if not dims or any(not isinstance(d, int) for d in dims):
+            continue
+        subs = [(acc, idx) for acc, idx in array_subscripts(model, s.node)
+                if any(a <= acc.start < b for a, b in starts)]
+        for d, size in enumerate(dims):
+            parts = [(acc, idx[d], _decompose(an, idx[d])) for acc, idx in subs if len(idx) > d]
+            warp = [p for p in parts if (lambda k: k is not None and k[0] == "warp")(warp_index_kind(an, p[2][0]))]
+            if warp:
+                _per_warp(em, pl, s, d, size, parts, warp[0][2][1])
+            elif size == 32 and mw > 1 and any(_is_lane(an, p[1]) for p in parts):
+                # one slot per lane (`s[lane]`): a subgroup may have up to MAX_WARP lanes
+                pl.arrays.setdefault(id(s.node), {})[d] = MAX_WARP
+                pl.report.append({"array": s.name, "dimension": d, "cuda_size": size, "size": MAX_WARP,
+                                  "indexed_by": "lane id", "max_subgroup_size": MAX_WARP})
+    if pl.arrays and em.t.name == "glsl":
+        em.min_subgroup = max(em.min_subgroup or 0, mw)
+    return pl
+
+
+def _refuse(em, node, s, why, fold=False):
+    fix = ("sum the slots with a strided loop (`for (w = lane; w < nwarps; w += warpSize)`) before the subgroup "
+           "reduction" if fold else "index it with `/ warpSize` and bound every loop over its slots by "
+           "`blockDim.x / warpSize`")
+    em.fail(node, f"per-warp shared array `{s.name}` is sized for warps of 32 lanes and {why}; subgroups here "
+                  f"can be as narrow as {_min_warp(em)} lane(s), so cuport cannot re-size it: {fix}", code="CP104")
+
+
+def _per_warp(em, pl, s, d, size, parts, stride):
+    an = em.an
+    fold_reads = []
+    for acc, ix, (slot, k) in parts:
+        if k != stride and int_value(ix) is None:
+            _refuse(em, acc, s, f"`{_short(acc)}` strides it by {k}, the warp id by {stride}")
+        if int_value(ix) is not None:
+            if int_value(ix) >= stride:
+                _refuse(em, acc, s, f"`{_short(acc)}` names the slot of one warp by number")
+            continue
+        kind = warp_index_kind(an, slot)
+        if kind is not None and kind[0] == "warp":
+            continue
+        ref = slot.ref if slot.kind == "DECL_REF_EXPR" else None
+        loop, init, cond = _loop_of(ref, acc, em.fn.node) if ref is not None else (None, None, None)
+        if loop is not None:
+            c = _bound(an, cond, slot) if cond is not None else None
+            if c is not None and _uses_warp_size(an, c):
+                continue      # `for (w = lane; w < nwarps; w += warpSize)`: already the real count
+            if c is None or _init_value(ref) != 0:
+                _refuse(em, loop, s, f"the loop over its slots `{_short(loop, 60, True)}` is not "
+                                     f"`for ({slot.text} = 0; {slot.text} < COUNT; ...)`")
+            _count(em, pl, s, c, size // stride, loop)
+            continue
+        c, holder = _guard(an, acc, slot, em.fn.node)
+        if c is None:
+            _refuse(em, acc, s, f"`{_short(acc)}` reads a slot by `{slot.text}` with no bound on the number of "
+                                f"warps")
+        _count(em, pl, s, c, size // stride, holder)
+        if _is_lane(an, slot):
+            fold_reads.append((acc, slot))
+        elif not _is_thread_x(an, slot):
+            _refuse(em, acc, s, f"`{_short(acc)}` indexes it by `{slot.text}`, neither a warp, lane nor "
+                                f"thread id")
+    pl.handled.append(s.node)
+    warps = -(-pl.block // pl.min_warp)
+    new = max(size, stride * warps)
+    if new != size:
+        pl.arrays.setdefault(id(s.node), {})[d] = new
+        pl.report.append({"array": s.name, "dimension": d, "cuda_size": size, "size": new,
+                          "indexed_by": "warp id", "min_subgroup_size": pl.min_warp,
+                          "max_block_threads": pl.block})
+    if fold_reads and warps > pl.min_warp:
+        for acc, slot in fold_reads:
+            _plan_fold(em, pl, s, acc, slot, stride)
+
+
+def _count(em, pl, s, c, slots, where):
+    if _uses_warp_size(em.an, c):
+        return            # already the real count
+    if not _count_32(c, slots, pl.block):
+        _refuse(em, c, s, f"`{_short(where, 60, True)}` bounds its slots by `{c.text}`, which cuport does not "
+                          f"recognise as a count of 32-lane warps")
+    pl.counts[id(c)] = c
+
+
+def _plan_fold(em, pl, s, acc, lane, stride):
+    """`v = cond ? part[lane] : id;` (or `T v = ...`) followed by a sum / min / max reduction of v."""
+    an = em.an
+    if stride != 1 or len(em.decl_type(s.node).dims) != 1:
+        _refuse(em, acc, s, f"one subgroup reads `{_short(acc)}` for every warp, and with more warps than lanes "
+                            f"the slots can only be folded in for a one-dimensional array", fold=True)
+    stmt, var = _assigned(acc)
+    if stmt is None:
+        _refuse(em, acc, s, f"one subgroup reads `{_short(acc)}` for every warp, but with more warps than lanes "
+                            f"cuport folds the extra slots only into `v = lane < COUNT ? {s.name}[lane] : init;`",
+                fold=True)
+    others = [f for f in pl.folds.values() if f.array is not s.node]
+    op = _reduction_op(em, stmt, var)
+    if op is None or others:
+        what = (f"it is reduced together with `{others[0].array.spelling}` (a combined reduction)" if others
+                else f"the reduction of `{var.spelling}` after it is not a recognisable sum, min or max")
+        _refuse(em, stmt, s, f"one subgroup reads `{_short(acc)}` for every warp: with more warps than lanes the "
+                             f"extra slots must be folded in first, and {what}", fold=True)
+    pl.folds[id(stmt)] = Fold(var, s.node, lane, op)
+
+
+def _assigned(acc):
+    """(statement, VAR_DECL) when `acc` is the whole right-hand side, or the true branch of a `?:` that is."""
+    cur, p = acc, acc.parent
+    while p is not None and p.kind in ("PAREN_EXPR", "UNEXPOSED_EXPR"):
+        cur, p = p, p.parent
+    if p is not None and p.kind == "CONDITIONAL_OPERATOR" and len(p.children) == 3 and cur is p.children[1]:
+        cur, p = p, p.parent
+        while p is not None and p.kind in ("PAREN_EXPR", "UNEXPOSED_EXPR"):
+            cur, p = p, p.parent
+    if p is None:
+        return None, None
+    if p.kind == "BINARY_OPERATOR" and p.op == "=" and cur is p.children[1]:
+        lhs = _strip(p.children[0])
+        if lhs.kind == "DECL_REF_EXPR" and lhs.ref is not None and lhs.ref.kind == "VAR_DECL" and \
+                p.parent is not None and p.parent.kind == "COMPOUND_STMT":
+            return p, lhs.ref
+    if p.kind == "VAR_DECL" and p.parent is not None and p.parent.kind == "DECL_STMT" and \
+            len(p.parent.children) == 1 and p.parent.parent is not None and \
+            p.parent.parent.kind == "COMPOUND_STMT":
+        return p.parent, p
+    return None, None
+
+
+def _reduction_op(em, stmt, var):
+    """The operation the statements after `stmt` in its block reduce `var` with (directly or through a device
+    function `var = f(var)`), when every combining step of it agrees."""
+    block = stmt.parent
+    after = block.children[block.children.index(stmt) + 1:]
+    for st in after:
+        for n in st.walk():
+            if n.kind == "CALL_EXPR" and any(_refers(a, var) for a in n.children[1:]):
+                p = n.parent
+                while p is not None and p.kind in ("PAREN_EXPR", "UNEXPOSED_EXPR"):
+                    p = p.parent
+                if p is None or p.kind != "BINARY_OPERATOR" or p.op != "=" or not _refers(p.children[0], var):
+                    continue
+                f = function_by_call(em.model, n)
+                if f is None or f.body is None:
+                    continue
+                params = [c for c in f.node.children if c.kind == "PARM_DECL"]
+                if len(params) != 1 or "&" in params[0].type:
+                    continue
+                op = _steps_op(f.body, params[0])
+                if op is not None:
+                    return op
+        op = _steps_op(st, var)
+        if op is not None:
+            return op
+    return None
+
+
+def _refers(n, decl) -> bool:
+    s = _strip(n)
+    return s.kind == "DECL_REF_EXPR" and s.ref is decl
+
+
+def _steps_op(body, var):
+    """The one operation of the shuffle steps `v OP= shfl(v, ..)` / `v = max(v, shfl(..))` in `body`."""
+    ops = set()
+    for n in body.walk():
+        if not any(c.kind == "CALL_EXPR" and c.callee.startswith("__shfl") for c in n.walk()):
+            continue
+        if n.kind == "COMPOUND_ASSIGNMENT_OPERATOR" and _refers(n.children[0], var) and n.op in _COMBINE:
+            ops.add(_COMBINE[n.op])
+        elif n.kind == "BINARY_OPERATOR" and n.op == "=" and _refers(n.children[0], var):
+            r = _strip(n.children[1])
+            if r.kind == "CALL_EXPR" and r.callee in _MINMAX and any(_refers(a, var) for a in r.children[1:]):
+                ops.add(_MINMAX[r.callee])
+            else:
+                return None
+    return ops.pop() if len(ops) == 1 else None
+
+
+def _short(n, limit=50, head=False):
+    t = " ".join(n.text.split())
+    if head and "{" in t:
+        t = t.split("{")[0].strip()
+    return t if len(t) <= limit else t[:limit - 3] + "..."
+
+
+# ---------------------------------------------------------------------- emitter hooks
+
+def handled_rows(emitters) -> set:
+    """Source rows of the per-warp arrays the emitters sized (their CP104 findings are taken care of)."""
+    rows = set()
+    for em in emitters:
+        pl = getattr(em, "warp_plan", None)
+        for decl in (pl.handled if pl is not None else ()):
+            rows.add(em.model.source.position(decl.start)[0])
+    return rows
+
+
+def resized(em, decl, info) -> None:
+    """Give a per-warp shared array the slots `plan` decided."""
+    pl = getattr(em, "warp_plan", None)
+    new = pl.arrays.get(id(decl)) if pl is not None else None
+    if not new or info.get("extern") or not info.get("dims"):
+        return
+    dims = tuple(new.get(i, v) for i, v in enumerate(info["dims"]))
+    info["dims"] = dims
+    info["type"] = replace(info["type"], dims=dims)
+
+
+def count(em, n):
+    """The real warp count of the block, as an int expression of the target, for a node `plan` marked."""
+    from porter.translate.target import E
+    pl = getattr(em, "warp_plan", None)
+    if pl is None or id(n) not in pl.counts:
+        return None
+    bd = em.conv(em.t.thread_builtin("blockDim", "x", em), I32)
+    ws = em.conv(em.t.warp_size(em), I32)
+    return E(f"(({bd.text} + {ws.text} - 1) / {ws.paren(5)})", I32)
+
+
+def fold_lines(em, stmt) -> list[str]:
+    """After `v = lane < NW ? part[lane] : init;`: fold the slots lane + warpSize, lane + 2 * warpSize, ...
+    into v, so one subgroup narrower than the warp count still combines every warp's value."""
+    pl = getattr(em, "warp_plan", None)
+    f = pl.folds.get(id(stmt)) if pl is not None else None
+    if f is None:
+        return []
+    w = em.tmp("w")
+    v = em.name_of(f.var)
+    part = em.name_of(f.array)
+    lane = em.conv(em.x(f.lane), I32)
+    ws = em.conv(em.t.warp_size(em), I32)
+    bd = em.conv(em.t.thread_builtin("blockDim", "x", em), I32)
+    nw = f"(({bd.text} + {ws.text} - 1) / {ws.paren(5)})"
+    elem = em.decl_type(f.var)
+    if f.op in ("max", "min"):
+        fn = f.op if em.t.name == "glsl" or not elem.is_float else "f" + f.op
+        step = f"{v} = {fn}({v}, {part}[{w}]);"
+    else:
+        step = f"{v} {f.op}= {part}[{w}];"
+    return [f"// more warps than subgroup lanes: lane l first folds in slots l + k * subgroup size (cuport)",
+            f"for (int {w} = {lane.paren(5)} + {ws.paren(5)}; {w} < {nw}; {w} += {ws.paren(15)}) {{",
+            f"    {step}", "}"]
