@@ -431,6 +431,7 @@ def _hoist(em, n, d) -> list[str]:
             base_n, idx_n = s.children
             v = idx_n.value
             if not isinstance(v, int) or isinstance(v, bool):
+                em.hoisted.pop(id(idx_n), None)    # from another specialisation of the same function
                 e = em.index(em.x(idx_n), idx_n)
                 var = em.fresh(f"cuport_{em.t.ident(d.spelling)}_i")
                 lines.append(f"{em.t.type_name(e.tt if e.tt.kind == 'scalar' else e.ct, em)} {var} = {e.text};")
