@@ -20,7 +20,8 @@ DEFAULT_TARGET_ARCH = ["sm_90", "gfx90a", "gfx1030", "vulkan"]
 
 # Keys under [tool.cuport]; sub-tables owned by other commands pass through in `raw`.
 KEYS = {"select", "ignore", "extend-select", "per-file-ignores", "exclude", "extend-exclude", "target-arch",
-        "launch", "vulkan-max-shared", "include-dirs", "defines", "extra-args", "cache-dir"}
+        "launch", "vulkan-max-shared", "include-dirs", "defines", "extra-args", "cache-dir", "timeout",
+        "memory-limit"}
 PASS_THROUGH = {"translate", "verify"}
 
 
@@ -42,6 +43,8 @@ class Settings:
     defines: list = field(default_factory=list)              # "NAME" or "NAME=VALUE"
     extra_args: list = field(default_factory=list)
     cache_dir: str = ".cuport_cache"
+    timeout: float = 60.0                                    # seconds per file (porter.isolate; 0: none)
+    memory_limit: int = 4096                                 # MiB per file (porter.isolate; 0: none)
     config_path: str | None = None
     root: str = field(default_factory=os.getcwd)             # globs are relative to this directory
     raw: dict = field(default_factory=dict)
@@ -93,6 +96,8 @@ class Settings:
             "defines": self.defines,
             "extra-args": self.extra_args,
             "cache-dir": self.cache_dir,
+            "timeout": self.timeout,
+            "memory-limit": self.memory_limit,
             "settings-hash": self.hash(),
         }
         return "".join(f"{k:<18} = {json.dumps(v)}\n" for k, v in rows.items())
@@ -237,20 +242,45 @@ def _apply_file(s: Settings, t: dict, path: str) -> dict:
     if "exclude" in t:
         s.exclude = _strs(t, "exclude", where)
     s.exclude += _strs(t, "extend-exclude", where) or []
+    for key in ("exclude", "extend-exclude"):
+        for glob in t.get(key) or []:
+            _check_glob(glob, f"{where}{key}: ")
+    for glob in s.per_file_ignores:
+        _check_glob(glob[0], f"{where}per-file-ignores: ")
+    for key in PASS_THROUGH:
+        _get(t, key, dict, where, None)
     s.target_arch = _strs(t, "target-arch", where) or s.target_arch
     s.launch = _launch(_get(t, "launch", dict, where, {}), where)
     s.vulkan_max_shared = _get(t, "vulkan-max-shared", int, where, s.vulkan_max_shared)
+    if s.vulkan_max_shared <= 0:
+        raise ConfigError(f"{where}vulkan-max-shared: expected a positive number of bytes, got {s.vulkan_max_shared}")
     s.include_dirs = [os.path.join(s.root, p) for p in _strs(t, "include-dirs", where) or []]
     defines = _get(t, "defines", (list, dict), where, [])
-    s.defines = [f"{k}={v}" for k, v in defines.items()] if isinstance(defines, dict) else _strs(t, "defines", where)
+    s.defines = [f"{k}={v}" for k, v in defines.items()] if isinstance(defines, dict) else \
+        (_strs(t, "defines", where) or [])
     s.extra_args = _strs(t, "extra-args", where) or []
+    s.timeout = float(_limit(t, "timeout", (int, float), where, s.timeout, "seconds"))
+    s.memory_limit = _limit(t, "memory-limit", int, where, s.memory_limit, "MiB")
     s.cache_dir = os.path.join(s.root, _get(t, "cache-dir", str, where, s.cache_dir))
+    if not _get(t, "cache-dir", str, where, s.cache_dir).strip():
+        raise ConfigError(f"{where}cache-dir: expected a directory name, got an empty string")
     return layer
+
+
+def _check_glob(glob: str, where: str) -> None:
+    """A glob that cannot match anything sensible (empty, a bad character range) is a config error."""
+    if not glob.strip():
+        raise ConfigError(f"{where}empty glob")
+    try:
+        _glob_regex(glob.rstrip("/") or "/")
+    except (re.error, ValueError) as exc:
+        why = exc if isinstance(exc, re.error) else "unterminated character set"
+        raise ConfigError(f"{where}bad glob '{glob}': {why}") from None
 
 
 def _apply_cli(s: Settings, cli: dict) -> dict:
     known = {"select", "ignore", "extend_select", "target_arch", "exclude", "include_dirs", "defines",
-             "extra_args", "cache_dir"}
+             "extra_args", "cache_dir", "timeout", "memory_limit"}
     unknown = set(cli) - known
     if unknown:
         raise TypeError(f"unknown CLI settings: {sorted(unknown)}")
@@ -261,6 +291,9 @@ def _apply_cli(s: Settings, cli: dict) -> dict:
         s.include_dirs = [os.path.abspath(p) for p in cli["include_dirs"]]
     if cli.get("cache_dir") is not None:
         s.cache_dir = os.path.abspath(cli["cache_dir"])
+    for key in ("timeout", "memory_limit"):
+        if cli.get(key) is not None:
+            setattr(s, key, cli[key])
     select = cli.get("select")
     return {"select": None if select is None else _split(select), "ignore": _split(cli.get("ignore") or []),
             "extend_select": _split(cli.get("extend_select") or []), "where": "command line: "}
@@ -323,6 +356,14 @@ def _get(t: dict, key: str, kind, where: str, default):
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
         raise ConfigError(f"{where}{key}: expected {names}, got {type(value).__name__}")
+    return value
+
+
+def _limit(t: dict, key: str, kind, where: str, default, unit: str):
+    """timeout / memory-limit: a number >= 0 (0 turns the limit off); a bool is not a number."""
+    value = _get(t, key, kind, where, default)
+    if isinstance(value, bool) or not 0 <= value < float("inf"):
+        raise ConfigError(f"{where}{key}: expected {unit} >= 0 (0: no limit), got {value!r}")
     return value
 
 

@@ -1,12 +1,20 @@
-"""Content-hash cache: .cuport_cache/<version>/<settings-hash>/<sha256(path+content)>.json."""
+"""Content-hash cache: .cuport_cache/<version>/<settings-hash>/<sha256(path+content)>.json.
+
+The cache directory is untrusted input (another version, a truncated write, a hand edit, a file copied from
+elsewhere): an entry that is not exactly what `put` writes for this key is a miss, and the next `put`
+rewrites it. `get` never raises."""
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import stat
 
 from porter import __version__
 from porter.diagnostics import Applicability, Diagnostic, Edit, Fix
+
+FORMAT = 2
+_SEVERITIES = {"error", "warning", "info"}
 
 
 class Cache:
@@ -15,28 +23,44 @@ class Cache:
 
     @staticmethod
     def key(path: str, data: bytes) -> str:
-        h = hashlib.sha256(os.path.abspath(path).encode())
+        # the path as given is part of the key: diagnostics carry it as their file name
+        h = hashlib.sha256(os.path.abspath(path).encode("utf-8", "surrogateescape"))
+        h.update(b"\0")
+        h.update(path.encode("utf-8", "surrogateescape"))
         h.update(b"\0")
         h.update(data)
         return h.hexdigest()
 
     def get(self, key: str):
+        """The cached diagnostics, or None (miss) when the entry is absent, unreadable or not ours."""
+        entry = os.path.join(self.dir, key + ".json")
         try:
-            with open(os.path.join(self.dir, key + ".json"), encoding="utf-8") as fh:
+            if not stat.S_ISREG(os.stat(entry).st_mode):
+                return None             # a FIFO here would block open()
+            with open(entry, encoding="utf-8") as fh:
                 raw = json.load(fh)
-        except (OSError, ValueError):
+            if not isinstance(raw, dict) or raw.get("format") != FORMAT or raw.get("key") != key:
+                return None
+            diags = raw.get("diagnostics")
+            if not isinstance(diags, list):
+                return None
+            return [_load(d) for d in diags]
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
             return None
-        return [_load(d) for d in raw]
 
     def put(self, key: str, diags) -> None:
+        tmp = os.path.join(self.dir, f".{key}.{os.getpid()}.tmp")
         try:
             os.makedirs(self.dir, exist_ok=True)
-            tmp = os.path.join(self.dir, f".{key}.{os.getpid()}.tmp")
             with open(tmp, "w", encoding="utf-8") as fh:
-                json.dump([_dump(d) for d in diags], fh)
+                json.dump({"format": FORMAT, "key": key, "diagnostics": [_dump(d) for d in diags]}, fh)
             os.replace(tmp, os.path.join(self.dir, key + ".json"))
         except OSError:
-            pass  # a read-only tree just means no cache
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            # a read-only tree just means no cache
 
 
 def _dump(d: Diagnostic) -> dict:
@@ -48,10 +72,37 @@ def _dump(d: Diagnostic) -> dict:
             "er": d.end_row, "ec": d.end_column, "sev": d.severity, "n": d.name, "u": d.url, "fix": fix}
 
 
+def _int(v) -> int:
+    if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+        raise TypeError("cache: expected a non-negative integer")
+    return v
+
+
+def _str(v) -> str:
+    if not isinstance(v, str):
+        raise TypeError("cache: expected a string")
+    return v
+
+
 def _load(r: dict) -> Diagnostic:
+    """One diagnostic, every field checked (TypeError / KeyError / ValueError otherwise: a miss)."""
     fix = None
     if r["fix"] is not None:
-        fix = Fix(Applicability(r["fix"]["a"]), r["fix"]["m"], tuple(Edit(*e) for e in r["fix"]["e"]))
-    return Diagnostic(code=r["c"], message=r["m"], filename=r["f"], start=r["s"], end=r["e"], row=r["r"],
-                      column=r["col"], end_row=r["er"], end_column=r["ec"], fix=fix, severity=r["sev"],
-                      name=r["n"], url=r["u"])
+        f = r["fix"]
+        edits = []
+        for e in f["e"]:
+            if not isinstance(e, list) or len(e) != 3:
+                raise TypeError("cache: bad edit")
+            start, end = _int(e[0]), _int(e[1])
+            if end < start:
+                raise ValueError("cache: bad edit span")
+            edits.append(Edit(start, end, _str(e[2])))
+        fix = Fix(Applicability(_str(f["a"])), _str(f["m"]), tuple(edits))
+    if _str(r["sev"]) not in _SEVERITIES:
+        raise ValueError("cache: bad severity")
+    d = Diagnostic(code=_str(r["c"]), message=_str(r["m"]), filename=_str(r["f"]), start=_int(r["s"]),
+                   end=_int(r["e"]), row=_int(r["r"]), column=_int(r["col"]), end_row=_int(r["er"]),
+                   end_column=_int(r["ec"]), fix=fix, severity=r["sev"], name=_str(r["n"]), url=_str(r["u"]))
+    if d.end < d.start:
+        raise ValueError("cache: bad span")
+    return d
