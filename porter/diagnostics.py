@@ -13,10 +13,12 @@ class Applicability(str, enum.Enum):
 
 @dataclass(frozen=True)
 class Edit:
-    """Replace text[start:end] (byte offsets into the source) with `content`."""
+    """Replace text[start:end] (byte offsets into the source) with `content`. `seen`: the text the rule read at
+    that range, when it edits a node (not compared: the fix engine checks it against the file, lint/fixer.py)."""
     start: int
     end: int
     content: str
+    seen: str | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -4,13 +4,14 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 
-from porter.diagnostics import Applicability, Diagnostic
+from porter.diagnostics import Diagnostic
 from porter.frontend import clang_errors
 from porter.frontend.build import build_model
 from porter.frontend.parse import ParseOptions
 from porter.lint.context import LintContext
+from porter.lint.fixer import Round, applicable, fix_loop, vet  # noqa: F401 (applicable: used by callers)
 from porter.lint.registry import RULES
-from porter.source import SourceFile, apply_edits, select_edits
+from porter.source import SourceFile
 
 # clang diagnostic categories that mean the code itself is malformed. Semantic errors ("use of undeclared
 # identifier") are expected without a CUDA toolkit or a project's library headers: lint does not report them
@@ -66,6 +67,7 @@ def run_rules(model, enabled: set[str], settings=None) -> list[Diagnostic]:
             if getattr(sys, "_cuport_raise", False):
                 raise
             print(f"cuport: internal error in {code} on {model.path}: {type(exc).__name__}: {exc}", file=sys.stderr)
+    vet(model, ctx.diagnostics)       # no fix at a macro expansion site (lint/fixer.py)
     return ctx.diagnostics
 
 
@@ -111,38 +113,16 @@ class FixOutcome:
     text: str
     fixed: dict[str, int]
     result: LintResult
-    refused: str | None = None     # why a fix round was rolled back
-
-
-def applicable(d: Diagnostic, unsafe: bool) -> bool:
-    if d.fix is None or d.fix.applicability == Applicability.DISPLAY_ONLY:
-        return False
-    return d.fix.applicability == Applicability.SAFE or unsafe
+    refused: str | None = None     # why a fix round was rolled back, or which fixes did not converge
+    unconverged: list[str] = field(default_factory=list)
 
 
 def fix_source(source: SourceFile, settings=None, parse_options=None, unsafe: bool = False,
                enabled: set[str] | None = None, max_rounds: int = 10) -> FixOutcome:
-    """Apply fixes until none apply. A round whose output adds parse errors is rolled back (never write code
-    that no longer parses)."""
-    fixed: dict[str, int] = {}
-    current = source
-    result = lint_source(current, settings, parse_options, enabled=enabled)
-    refused = None
-    for _ in range(max_rounds):
-        cands = [d for d in result.diagnostics if applicable(d, unsafe)]
-        if not cands:
-            break
-        edits = select_edits([list(d.fix.edits) for d in cands])
-        taken = [d for d in cands if all(e in edits for e in d.fix.edits)]
-        new_data = apply_edits(current.data, edits)
-        if new_data == current.data:
-            break
-        candidate = SourceFile(current.path, new_data.decode("utf-8"))
-        new_result = lint_source(candidate, settings, parse_options, enabled=enabled)
-        if new_result.parse_errors > result.parse_errors:
-            refused = "a fix produced code that no longer parses; it was not applied"
-            break
-        for d in taken:
-            fixed[d.code] = fixed.get(d.code, 0) + 1
-        current, result = candidate, new_result
-    return FixOutcome(current.text, fixed, result, refused)
+    """lint --fix: the fix engine's loop (lint/fixer.py) with lint's own analysis of each text."""
+    def analyze(src):
+        res = lint_source(src, settings, parse_options, enabled=enabled)
+        return Round(src, res.diagnostics, res.parse_errors, payload=res)
+    out = fix_loop(source, analyze, unsafe=unsafe, max_rounds=max_rounds)
+    refused = "; ".join(([out.refused] if out.refused else []) + out.unconverged) or None
+    return FixOutcome(out.text, out.fixed, out.final.payload, refused, out.unconverged)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from porter.diagnostics import Applicability, Diagnostic, Edit, Fix
 from porter.frontend.affine import analysis
+from porter.frontend.model import Node
+from porter.lint.helpers import seen_text
 from porter.lint.registry import RULES
 
 
@@ -35,6 +37,9 @@ def fix(message: str, *edits: Edit, unsafe: bool = False) -> Fix:
 
 
 def replace(node_or_span, content: str) -> Edit:
+    """Replace a node (the edit records the text the rule read there, checked by lint/fixer.py) or a span."""
+    if isinstance(node_or_span, Node):
+        return Edit(node_or_span.start, node_or_span.end, content, seen_text(node_or_span))
     start, end = (node_or_span.start, node_or_span.end) if hasattr(node_or_span, "start") else node_or_span
     return Edit(start, end, content)
 

@@ -33,12 +33,22 @@ def int_value(node: Node | None):
 
 
 def spelled(node: Node) -> bool:
-    """Node written in the file itself or as exactly one macro-name token: safe to replace by an edit."""
+    """Node written in the file itself, or the whole expansion of one object-like macro use: safe to replace by
+    an edit. Every node inside an expansion has the use's range, so only the outermost one (no parent with the
+    same range) is the use: `threadIdx.x % WARP` inside `#define LANE (threadIdx.x % WARP)` is not `LANE`."""
     m = node.model.macro_at(node.start, node.end)
     if m is None:
         return True
-    # a bare object-like macro use: the node spans exactly the macro name token
-    return node.text == m
+    if node.text != m:            # a function-like use, or a node of a macro argument
+        return False
+    p = node.parent
+    return p is None or p.start != node.start or p.end != node.end
+
+
+def seen_text(node: Node) -> str:
+    """What a rule read at the node's range, for Edit.seen: its text when spelled, else a description of the
+    expansion that no file text equals (the fix engine then refuses the edit)."""
+    return node.text if spelled(node) else f"\0code inside the expansion of macro {node.macro}"
 
 
 def in_device_code(node: Node) -> bool:
@@ -51,7 +61,7 @@ def replace_binary(node: Node, new_op: str, rhs_text: str) -> Edit | None:
     lhs = node.children[0]
     if not spelled(node) or not spelled(lhs):
         return None
-    return Edit(node.start, node.end, f"{operand_text(lhs, new_op)} {new_op} {rhs_text}")
+    return Edit(node.start, node.end, f"{operand_text(lhs, new_op)} {new_op} {rhs_text}", node.text)
 
 
 def is_shift_count(node: Node) -> bool:

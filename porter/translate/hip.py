@@ -178,10 +178,10 @@ def _lint(model, enabled, settings):
 
 
 def lint_and_fix(source: SourceFile, opts: HipOptions):
-    """(model, diagnostics, fixed-counts) for the text after the safe portability fixes. The fix loop of
-    porter.lint.checker.fix_source, keeping the last model so the translator does not parse again."""
-    from porter.lint.checker import applicable, syntax_error_count
-    from porter.source import apply_edits, select_edits
+    """(model, diagnostics, fixed-counts) for the text after the safe portability fixes: the fix engine's loop
+    (lint/fixer.py), keeping the last model so the translator does not parse again."""
+    from porter.lint.checker import syntax_error_count
+    from porter.lint.fixer import Round, fix_loop
     enabled = {"CP000"}
     if _DEVICE_OR_LAUNCH.search(source.data) or _HARD_HINT.search(source.data):
         enabled |= hard_codes()
@@ -190,30 +190,15 @@ def lint_and_fix(source: SourceFile, opts: HipOptions):
         if opts.settings is not None:
             codes = codes & opts.settings.enabled_codes(source.path)
         enabled |= codes
-    model = _model(source, opts)
-    diags = _lint(model, enabled, opts.settings)
-    fixed: dict[str, int] = {}
+
+    def analyze(src):
+        model = _model(src, opts)
+        return Round(src, _lint(model, enabled, opts.settings), syntax_error_count(model), model)
+    first = analyze(source)
     if not opts.portability_fixes:
-        return model, diags, fixed
-    errors = syntax_error_count(model)
-    for _ in range(10):
-        cands = [d for d in diags if applicable(d, False)]
-        if not cands:
-            break
-        edits = select_edits([list(d.fix.edits) for d in cands])
-        taken = [d for d in cands if all(e in edits for e in d.fix.edits)]
-        data = apply_edits(model.source.data, edits)
-        if data == model.source.data:
-            break
-        cand = SourceFile(source.path, data.decode("utf-8"))
-        new_model = _model(cand, opts)
-        if syntax_error_count(new_model) > errors:
-            break                       # a fix that breaks parsing is not applied
-        for d in taken:
-            fixed[d.code] = fixed.get(d.code, 0) + 1
-        model = new_model
-        diags = _lint(model, enabled, opts.settings)
-    return model, diags, fixed
+        return first.model, first.diagnostics, {}
+    out = fix_loop(source, analyze, first=first)
+    return out.final.model, out.final.diagnostics, out.fixed
 
 
 # --- the translator ---------------------------------------------------------------------------------------------
