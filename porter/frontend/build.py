@@ -4,7 +4,7 @@ from __future__ import annotations
 import ctypes
 
 from porter.frontend import parse as _parse
-from porter.frontend.model import (FileModel, Function, LaunchSite, Node, Param, SharedArray,
+from porter.frontend.model import (MAX_NESTING, FileModel, Function, LaunchSite, Node, Param, SharedArray,
                                    _TRANSPARENT)
 
 _FUNC_KINDS = {"FUNCTION_DECL", "FUNCTION_TEMPLATE", "CXX_METHOD", "CONSTRUCTOR", "DESTRUCTOR"}
@@ -130,16 +130,29 @@ def build_model(source, options=None) -> FileModel:
 
     # One C-level recursive walk per top-level declaration of the file: a Python callback per node, no
     # per-parent child lists (the bindings' get_children() costs a visitor per node).
+    # Nesting depth per node (by cursor hash): a subtree deeper than MAX_NESTING is not modelled (every walk
+    # downstream, rules and emitters, may then recurse without hitting Python's recursion limit).
+    depth: dict[int, int] = {}
+    get_depth = depth.get
+    too_deep: list = []
+
     def visit(cursor, parent, _data):
-        pnode = get_node(hash_cursor(parent))
+        ph = hash_cursor(parent)
+        pnode = get_node(ph)
         if pnode is None:
             return 1  # CXChildVisit_Continue
+        d = get_depth(ph, 0) + 1
         k = cursor._kind_id          # the struct field clang_getCursorKind returns
         kind = kinds.get(k) or kind_name(k)
         if kind in transparent:
             # implicit wrapper: keep it out of the tree, hang its children on the real parent
-            by_hash[hash_cursor(cursor)] = pnode
+            h = hash_cursor(cursor)
+            by_hash[h] = pnode
+            depth[h] = d - 1
             return 2  # CXChildVisit_Recurse
+        if d > MAX_NESTING:
+            too_deep.append((pnode, loc.span(cursor)))
+            return 1
         cursor._tu = tu  # ctypes already copied the struct; keep the TU alive for lazy lookups
         node = Node(kind, cursor, model, pnode)
         pnode.children.append(node)
@@ -151,6 +164,7 @@ def build_model(source, options=None) -> FileModel:
             lst.append(node)
         h = hash_cursor(cursor)
         by_hash[h] = node
+        depth[h] = d
         if kind in decl_kinds:
             decls[h] = node
         return 2
@@ -182,12 +196,43 @@ def build_model(source, options=None) -> FileModel:
             model.shallow.append(root)
         else:
             lib.clang_visitChildren(top, callback, None)
+            depth.clear()
         model.roots.append(root)
     model.macro_uses.sort()
     model._macro_starts = [m[0] for m in model.macro_uses]
     model.decls = decls
+    if too_deep:
+        _drop_too_deep(model, too_deep)
     _collect(model)
     return model
+
+
+def _drop_too_deep(model: FileModel, too_deep) -> None:
+    """Unmodel each function body (or top-level initializer) whose nesting passed MAX_NESTING: analysing a
+    truncated tree would be wrong, so the whole body goes and model.too_deep says where (rules report CP000,
+    emitters refuse). The function node itself, with its parameters and attributes, stays."""
+    dropped: set[int] = set()
+    for pnode, span in too_deep:
+        child = pnode
+        while child.parent is not None and child.parent.kind not in _FUNC_KINDS:
+            child = child.parent
+        owner = child.parent if child.parent is not None else child
+        if id(child) in dropped or (owner is child and not child.children):
+            continue
+        victims = [child] if owner is not child else list(child.children)
+        for v in victims:
+            stack = [v]
+            while stack:
+                n = stack.pop()
+                dropped.add(id(n))
+                stack.extend(n.children)
+        owner.children = [c for c in owner.children if id(c) not in dropped]
+        at = span[0] if span is not None else owner.start
+        model.too_deep.append((owner, at))
+    model.flat[:] = [n for n in model.flat if id(n) not in dropped]
+    for kind, lst in model.by_kind.items():
+        lst[:] = [n for n in lst if id(n) not in dropped]
+    model.decls = {h: n for h, n in model.decls.items() if id(n) not in dropped}
 
 
 _HOST_INTEREST = (b"<<<", b"dim3", b"cudaFuncSetAttribute", b"hipLaunch", b"cudaLaunch", b"Launch")

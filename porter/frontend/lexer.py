@@ -15,13 +15,16 @@ _KEYWORDS = {
     "using", "virtual", "void", "volatile", "while", "__restrict", "__restrict__", "__attribute__", "__inline__",
     "char16_t", "char32_t", "wchar_t", "thread_local", "consteval", "constinit", "concept", "requires"}
 
+# Every repetition below has one way to match a given text (no alternation whose branches overlap, e.g. `.`
+# and `\n` under DOTALL), and every literal or comment that can be unterminated runs to the end of the data
+# instead of failing: one forward scan, never backtracking (an unterminated `R"(` used to take hours).
 _TOKEN = re.compile(rb"""
     (?P<ws>[ \t\r\n\f\v]+|\\\r?\n)
-  | (?P<comment>//(?:[^\n\\]|\\.|\\\n)*|/\*.*?(?:\*/|\Z))
-  | (?P<raw>(?:u8|u|U|L)?R"(?P<delim>[^ ()\\\t\n]{0,16})\((?:.|\n)*?\)(?P=delim)")
-  | (?P<str>(?:u8|u|U|L)?"(?:[^"\\\n]|\\.|\\\n)*"?)
+  | (?P<comment>//(?:[^\n\\]|\\.)*|/\*.*?(?:\*/|\Z))
+  | (?P<raw>(?:u8|u|U|L)?R"(?P<delim>[^ ()\\\t\n]{0,16})\(.*?(?:\)(?P=delim)"|\Z))
+  | (?P<str>(?:u8|u|U|L)?"(?:[^"\\\n]|\\.)*"?)
   | (?P<chr>(?:u8|u|U|L)?'(?:[^'\\\n]|\\.)*'?)
-  | (?P<num>\.?[0-9](?:[eEpP][+-]|[0-9a-zA-Z_.']|)*)
+  | (?P<num>\.?[0-9](?:[eEpP][+-]|[0-9a-zA-Z_.'])*)
   | (?P<ident>[A-Za-z_$][A-Za-z0-9_$]*)
   | (?P<punct><<<|>>>|>>=|<<=|\.\.\.|->\*|<=>|::|->|\+\+|--|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%&|^!=<>]=|\#\#|.)
 """, re.VERBOSE | re.DOTALL)

@@ -16,6 +16,9 @@ WARP_INTRINSICS = {
     "__shfl_xor", "__ballot_sync", "__ballot", "__any_sync", "__all_sync", "__any", "__all", "__activemask",
     "__match_any_sync", "__match_all_sync", "__syncwarp", "__reduce_add_sync", "__reduce_min_sync",
     "__reduce_max_sync", "__lanemask_lt"}
+# Deepest AST nesting modelled (real kernels stay under 30): deeper function bodies are left out of the model
+# (FileModel.too_deep), so the recursive analyses and emitters stay far below Python's recursion limit.
+MAX_NESTING = 200
 BARRIERS = {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or"}
 
 
@@ -331,6 +334,7 @@ class FileModel:
         self.flat: list[Node] = []                 # every node, preorder
         self.by_kind: dict[str, list[Node]] = {}   # kind -> nodes, preorder
         self.shallow: list[Node] = []              # host functions whose bodies were not modelled
+        self.too_deep: list[tuple[Node, int]] = []  # (function or root, offset): nesting > MAX_NESTING, unmodelled
         self._preorder_ok: bool | None = None      # flat is the preorder of the tree (set by _preorder)
         self._kind_pos: dict[str, list[int]] = {}
         self._fn_by_node: dict | None = None

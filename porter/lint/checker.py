@@ -47,6 +47,22 @@ def parse_error_diagnostics(model, ctx: LintContext) -> int:
     return len(errors)
 
 
+def nesting_diagnostics(model, ctx: LintContext) -> None:
+    """CP000 where a function body nests deeper than the model goes (build.py leaves such bodies out)."""
+    from porter.frontend.model import MAX_NESTING
+    for owner, at in model.too_deep:
+        what = f"`{owner.spelling}`" if owner.kind in _FUNCTION_KINDS else "this declaration"
+        ctx.report("CP000", (at, at), f"nesting deeper than {MAX_NESTING} levels: {what} is not analysed")
+
+
+_FUNCTION_KINDS = ("FUNCTION_DECL", "FUNCTION_TEMPLATE", "CXX_METHOD", "CONSTRUCTOR", "DESTRUCTOR")
+
+
+def _is_recursion(exc: BaseException) -> bool:
+    """A RecursionError, also when ctypes wrapped it in an ArgumentError ("argument 1: RecursionError")."""
+    return isinstance(exc, RecursionError) or "RecursionError" in str(exc)
+
+
 def syntax_error_count(model) -> int:
     """Every clang error but a missing header (the fix loop's safety: a fix that adds an error of any kind,
     a semantic one included, is not applied)."""
@@ -57,6 +73,7 @@ def run_rules(model, enabled: set[str], settings=None) -> list[Diagnostic]:
     ctx = LintContext(model, settings)
     if "CP000" in enabled:
         parse_error_diagnostics(model, ctx)
+        nesting_diagnostics(model, ctx)
     for code in sorted(enabled):
         if code in ("CP000", "CP001", "CP002"):
             continue
@@ -66,6 +83,9 @@ def run_rules(model, enabled: set[str], settings=None) -> list[Diagnostic]:
         except Exception as exc:  # a rule bug must not lose the other findings
             if getattr(sys, "_cuport_raise", False):
                 raise
+            if _is_recursion(exc):   # nesting under MAX_NESTING that a rule still could not walk
+                ctx.report("CP000", (0, 0), f"nesting too deep for {code}: this file is not analysed by it")
+                continue
             print(f"cuport: internal error in {code} on {model.path}: {type(exc).__name__}: {exc}", file=sys.stderr)
     vet(model, ctx.diagnostics)       # no fix at a macro expansion site (lint/fixer.py)
     return ctx.diagnostics
