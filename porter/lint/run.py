@@ -44,6 +44,8 @@ def add_arguments(p) -> None:
     p.add_argument("-p", dest="compile_commands", help="compile_commands.json or its directory")
     p.add_argument("--full-headers", action="store_true", help="parse with the system C/C++ headers (slower)")
     p.add_argument("-j", "--jobs", type=int, default=0, help="worker processes (default: CPUs when many files)")
+    from porter.isolate import add_arguments as add_limits
+    add_limits(p.add_argument)
     p.add_argument("-q", "--quiet", action="store_true")
 
 
@@ -59,15 +61,17 @@ def load(args):
     first = next((p for p in named if os.path.exists(p)), ".")
     start = first if os.path.isdir(first) else (os.path.dirname(os.path.abspath(first)) or ".")
     cli = {"select": _split(args.select), "ignore": _split(args.ignore), "extend_select": _split(args.extend_select),
-           "include_dirs": args.include_dirs, "defines": args.defines, "extra_args": args.extra_args}
+           "include_dirs": args.include_dirs, "defines": args.defines, "extra_args": args.extra_args,
+           "timeout": getattr(args, "timeout", None), "memory_limit": getattr(args, "memory_limit", None)}
     s = load_settings(start, args.config, args.isolated, {k: v for k, v in cli.items() if v is not None})
     s.compile_commands = args.compile_commands
     s.header_mode = "full" if args.full_headers else "light"
     return s
 
 
-def _lint_one(task):
-    """Worker: (path, settings, mode, flags) -> (path, diagnostics, text, fixed, error)."""
+def _lint_one(task, probe=False):
+    """Worker: (path, settings, mode, flags) -> (path, diagnostics, text, fixed, error, refused).
+    probe: the supervisor's pass before forking: None where the file needs libclang (not in the cache)."""
     path, settings, mode, ignore_noqa, unsafe, use_cache = task
     try:
         src = read_source(path)
@@ -75,6 +79,10 @@ def _lint_one(task):
         return path, [], None, {}, str(exc), None
     if not src.text.strip():
         return path, [], src.text, {}, None, None
+    from porter.isolate import check_expansion, diagnostic
+    bomb = check_expansion(src.text, settings.memory_limit)     # before the cache: a raised limit takes effect
+    if bomb:
+        return path, [diagnostic(path, bomb)], src.text, {}, None, None
     cache = None
     if use_cache and mode == "check":
         from porter.lint.cache import Cache
@@ -83,6 +91,8 @@ def _lint_one(task):
         hit = cache.get(key)
         if hit is not None:
             return path, hit, src.text, {}, None, None
+    if probe:
+        return None
     # imported after the cache lookup: a warm run never loads libclang or the rules
     from porter.lint.checker import fix_source, lint_source
     if mode == "fix":
@@ -223,13 +233,40 @@ def _tune_gc() -> None:
 
 
 def _run(tasks, jobs):
-    n = len(tasks)
+    """Cache hits, pre-check refusals and read errors here; every other file in a forked child (porter.isolate),
+    in parallel when there are many, so that a libclang crash, a hang or a memory blow-up costs only that file."""
+    from porter import isolate
+    results = [_lint_one(t, probe=True) for t in tasks]
+    todo = [i for i, r in enumerate(results) if r is None]
+    if not todo:
+        return results
+    _preload(tasks[todo[0]][1])
     workers = jobs or (os.cpu_count() or 1)
-    if n >= PARALLEL_THRESHOLD and workers > 1:
-        import multiprocessing as mp
-        with mp.get_context("fork").Pool(min(workers, n)) as pool:
-            return pool.map(_lint_one, tasks, chunksize=max(1, n // (workers * 4)))
-    return [_lint_one(t) for t in tasks]
+    workers = min(workers, len(todo)) if len(todo) >= PARALLEL_THRESHOLD else 1
+    limits = isolate.Limits.of(tasks[0][1])
+    done = isolate.run_each(_lint_one, [tasks[i] for i in todo], limits, workers,
+                            name=lambda t: os.path.basename(t[0]))
+    for i, r in zip(todo, done):
+        if isinstance(r, isolate.Failure):
+            path = tasks[i][0]
+            try:
+                text = read_source(path).text
+            except SourceError:
+                text = ""
+            r = path, [isolate.diagnostic(path, r.message)], text, {}, None, None
+        results[i] = r
+    return results
+
+
+def _preload(settings) -> None:
+    """Import the checker, the enabled rules and libclang once, before forking: each child starts with them."""
+    from porter.frontend.parse import _cindex
+    from porter.lint.checker import lint_source  # noqa: F401
+    from porter.lint.registry import RULES
+    for code in settings.select | settings.extend_select:
+        if code in RULES:
+            RULES[code].module
+    _cindex().conf.lib
 
 
 def _report(args, diagnostics, sources, fixed_all, to_stderr=False) -> int:

@@ -1,0 +1,355 @@
+"""Crash isolation and per-file limits: each file is parsed and analysed in a forked child process.
+
+libclang can die natively on ordinary-looking input (an expression of ~20,000 terms from a macro overflows its
+parser's stack: SIGSEGV), a file can run for minutes, and a macro bomb can grow the model to gigabytes. In a
+child each of these costs only that file: the supervisor here reads the child's pickled result from a pipe,
+notices a death by signal, kills a child past its time or memory limit, and gives a Failure for that file, which
+the commands report as CP000 at line 1 while every other file keeps its result.
+
+No multiprocessing pool: Pool.map waits forever when a worker dies. A fork costs about a millisecond and the
+parent imports the heavy modules before forking, so a child starts with libclang and the rules loaded.
+
+Limits: `timeout` seconds of wall time per file and `memory_mib` MiB of resident memory per file (0 turns
+either off), from --timeout / --memory-limit or the `timeout` / `memory-limit` config keys. Memory is polled
+from /proc every POLL seconds (RLIMIT_AS where there is no /proc); a cheap pre-check (check_expansion) refuses a
+macro bomb before clang ever sees it.
+
+Test hook: CUPORT_TEST_HANG=NAME makes the child for the file whose base name is NAME sleep (the timeout's
+test); only the child honours it."""
+from __future__ import annotations
+
+import argparse
+import os
+import pickle
+import re
+import selectors
+import signal
+import sys
+import time
+from collections import deque
+from dataclasses import dataclass
+
+DEFAULT_TIMEOUT = 60.0          # seconds per file: a 1 MB file of kernels lints in a few seconds
+DEFAULT_MEMORY_MIB = 4096       # MiB per file: a 1 MB file takes a few hundred MiB
+POLL = 0.05                     # seconds between memory and deadline checks
+TOKENS_PER_MIB = 256            # macro expansion the pre-check allows per MiB of the memory limit
+_BIG_MACRO = 1000               # only uses of macros at least this large are counted by the pre-check
+
+
+@dataclass(frozen=True)
+class Limits:
+    timeout: float = DEFAULT_TIMEOUT
+    memory_mib: int = DEFAULT_MEMORY_MIB
+
+    @classmethod
+    def of(cls, settings=None, timeout=None, memory_mib=None) -> "Limits":
+        """Command-line values first, then the settings (config keys), then the defaults."""
+        if timeout is None:
+            timeout = getattr(settings, "timeout", DEFAULT_TIMEOUT)
+        if memory_mib is None:
+            memory_mib = getattr(settings, "memory_limit", DEFAULT_MEMORY_MIB)
+        return cls(float(timeout), int(memory_mib))
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A file that got no result: kind is crash | timeout | memory | exit."""
+    kind: str
+    message: str
+
+
+# --- command-line types -------------------------------------------------------------------------------------
+
+def seconds(value: str) -> float:
+    """argparse type for --timeout: seconds >= 0 (0: no limit)."""
+    try:
+        v = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got '{value}'") from None
+    if not v >= 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0 (0: no limit), got '{value}'")
+    return v
+
+
+def mebibytes(value: str) -> int:
+    """argparse type for --memory-limit: MiB >= 0 (0: no limit)."""
+    try:
+        v = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of MiB, got '{value}'") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"expected MiB >= 0 (0: no limit), got '{value}'")
+    return v
+
+
+def add_arguments(add) -> None:
+    """--timeout and --memory-limit through `add(*names, **kw)` (a parser's add_argument or a wrapper)."""
+    add("--timeout", dest="timeout", type=seconds, default=None, metavar="SECONDS",
+        help=f"give up on a file after SECONDS (CP000; default {DEFAULT_TIMEOUT:g}, config key timeout, 0: none)")
+    add("--memory-limit", dest="memory_limit", type=mebibytes, default=None, metavar="MiB",
+        help=f"give up on a file that needs more than MiB of memory (CP000; default {DEFAULT_MEMORY_MIB}, config "
+             "key memory-limit, 0: none)")
+
+
+# --- the diagnostic -----------------------------------------------------------------------------------------
+
+def diagnostic(path: str, message: str):
+    """CP000 at line 1 of `path` (reported whatever the rule selection: the file has no other result)."""
+    from porter.diagnostics import Diagnostic
+    from porter.lint.registry import RULES
+    info = RULES["CP000"]
+    return Diagnostic(code="CP000", message=message, filename=path, start=0, end=0, row=1, column=1,
+                      end_row=1, end_column=1, severity="error", name=info.name, url=info.url,
+                      extra={"gave_up": True})
+
+
+# --- the supervisor -----------------------------------------------------------------------------------------
+
+class _Job:
+    __slots__ = ("index", "pid", "fd", "chunks", "start")
+
+    def __init__(self, index, pid, fd):
+        self.index, self.pid, self.fd, self.chunks, self.start = index, pid, fd, [], time.monotonic()
+
+
+def run_one(fn, task, limits: Limits = Limits(), name: str | None = None):
+    """fn(task) in a supervised child: its result, or a Failure."""
+    return run_each(fn, [task], limits, 1, (lambda _t: name) if name else None)[0]
+
+
+def run_each(fn, tasks, limits: Limits = Limits(), jobs: int = 1, name=None) -> list:
+    """[fn(task) or Failure] in the order of `tasks`, at most `jobs` children at a time. An exception raised by
+    fn in a child is raised here (an internal error stays one); a death, the timeout or the memory limit gives a
+    Failure for that task only. name(task) is the base name the CUPORT_TEST_HANG hook matches."""
+    tasks = list(tasks)
+    if not hasattr(os, "fork"):                      # no fork (Windows): in-process, unprotected
+        return [fn(t) for t in tasks]
+    out: list = [None] * len(tasks)
+    pending = deque(range(len(tasks)))
+    running: dict[int, _Job] = {}
+    sel = selectors.DefaultSelector()
+    try:
+        while pending or running:
+            while pending and len(running) < max(1, jobs):
+                i = pending.popleft()
+                job = _spawn(fn, tasks[i], i, limits, name(tasks[i]) if name else None)
+                running[job.fd] = job
+                sel.register(job.fd, selectors.EVENT_READ, job)
+            for key, _ in sel.select(_wait(running, limits)):
+                job = key.data
+                chunk = os.read(job.fd, 1 << 20)
+                if chunk:
+                    job.chunks.append(chunk)
+                    continue
+                sel.unregister(job.fd)
+                del running[job.fd]
+                out[job.index] = _finish(job, limits)
+            now = time.monotonic()
+            for job in list(running.values()):
+                failure = _over_limit(job, limits, now)
+                if failure is not None:
+                    sel.unregister(job.fd)
+                    del running[job.fd]
+                    _kill(job)
+                    out[job.index] = failure
+    finally:
+        for job in running.values():                # an exception or ^C here: leave no child behind
+            _kill(job)
+        sel.close()
+    return out
+
+
+def _spawn(fn, task, index, limits, name) -> _Job:
+    sys.stdout.flush()                               # a child must not inherit (and later repeat) buffered output
+    sys.stderr.flush()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                     # the child: never returns
+        os.close(r)
+        _child(fn, task, limits, name, w)
+    os.close(w)
+    return _Job(index, pid, r)
+
+
+def _child(fn, task, limits, name, w) -> None:
+    code = 0
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)    # ^C: the parent reports it, the children just stop
+        if limits.memory_mib and not os.path.exists("/proc/self/statm"):
+            _rlimit_as(limits.memory_mib)
+        if name and os.environ.get("CUPORT_TEST_HANG") == name:
+            time.sleep(10 ** 6)
+        try:
+            payload = pickle.dumps(("ok", fn(task)), protocol=pickle.HIGHEST_PROTOCOL)
+        except MemoryError:
+            payload = pickle.dumps(("memory", None))
+        except BaseException as exc:                 # raised again in the parent
+            if os.environ.get("CUPORT_DEBUG"):
+                import traceback
+                traceback.print_exc()
+            payload = _pickled_exception(exc)
+        view = memoryview(payload)
+        while view:
+            view = view[os.write(w, view):]
+        os.close(w)
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:
+        code = 70
+    finally:
+        os._exit(code)                               # no atexit, no libclang teardown: the parent owns the run
+
+
+def _pickled_exception(exc) -> bytes:
+    try:
+        payload = pickle.dumps(("raise", exc))
+        pickle.loads(payload)
+        return payload
+    except Exception:                                # an exception that does not survive pickling: its text
+        return pickle.dumps(("raise", RuntimeError(f"{type(exc).__name__}: {exc}")))
+
+
+def _rlimit_as(mib: int) -> None:
+    try:
+        import resource
+        size = (mib + 1024) << 20                   # address space runs ahead of resident memory
+        resource.setrlimit(resource.RLIMIT_AS, (size, size))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
+def _wait(running, limits) -> float | None:
+    if not running:
+        return 0
+    if limits.memory_mib:
+        return POLL
+    if limits.timeout:
+        first = min(j.start for j in running.values())
+        return max(0.0, first + limits.timeout - time.monotonic()) + 0.001
+    return None
+
+
+def _over_limit(job, limits, now) -> Failure | None:
+    if limits.timeout and now - job.start > limits.timeout:
+        return Failure("timeout", f"gave up after {limits.timeout:g} s (--timeout): this file took too long")
+    if limits.memory_mib:
+        rss = _rss_mib(job.pid)
+        if rss > limits.memory_mib:
+            return Failure("memory", f"gave up: exceeded {limits.memory_mib} MiB (--memory-limit) "
+                                     f"while parsing and analysing this file")
+    return None
+
+
+_PAGE_MIB = os.sysconf("SC_PAGE_SIZE") / (1 << 20) if hasattr(os, "sysconf") else 4096 / (1 << 20)
+
+
+def _rss_mib(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as fh:
+            return int(fh.read().split()[1]) * _PAGE_MIB
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def _kill(job) -> None:
+    try:
+        os.kill(job.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    os.waitpid(job.pid, 0)
+    os.close(job.fd)
+
+
+def _finish(job, limits) -> object:
+    os.close(job.fd)
+    _, status, usage = os.wait4(job.pid, 0)
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        if limits.memory_mib and usage.ru_maxrss / 1024 >= limits.memory_mib:
+            return Failure("memory", f"gave up: exceeded {limits.memory_mib} MiB (--memory-limit) "
+                                     f"while parsing and analysing this file")
+        try:
+            sname = f", {signal.Signals(sig).name}"
+        except ValueError:
+            sname = ""
+        return Failure("crash", f"clang crashed while parsing this file (signal {sig}{sname}); "
+                                f"its other findings are unknown")
+    try:
+        tag, value = pickle.loads(b"".join(job.chunks))
+    except Exception:
+        return Failure("exit", f"the worker for this file exited with status {os.waitstatus_to_exitcode(status)} "
+                               f"and no result")
+    if tag == "ok":
+        return value
+    if tag == "memory":
+        return Failure("memory", f"gave up: out of memory (--memory-limit {limits.memory_mib} MiB)")
+    raise value
+
+
+# --- the macro-bomb pre-check ---------------------------------------------------------------------------------
+
+_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\([^)\n]*\))?((?:[^\n\\]|\\.)*)", re.M | re.S)
+_DIRECTIVE = re.compile(r"^[ \t]*#(?:[^\n\\]|\\.)*", re.M | re.S)
+_COMMENT_OR_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)')
+_TOKEN = re.compile(r"[A-Za-z_]\w*|\d[\w.]*|\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|##|\S")
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_CAP = 10 ** 15
+
+
+def macro_sizes(text: str) -> dict[str, int]:
+    """Tokens each #define'd macro expands to, its macros expanded in turn (parameters count one token; a
+    macro that reaches itself stops there, as the preprocessor does). Iterative: a chain of thousands of
+    macros is no recursion."""
+    bodies: dict[str, list[str]] = {}
+    for m in _DEFINE.finditer(text):
+        params = set(_IDENT.findall(m.group(2) or ""))
+        body = _COMMENT_OR_STRING.sub(lambda c: c.group() if c.group()[0] in "\"'" else " ", m.group(3))
+        bodies[m.group(1)] = [t if t not in params else "" for t in _TOKEN.findall(body.replace("\\\n", " "))]
+    sizes: dict[str, int] = {}
+    for root in bodies:
+        if root in sizes:
+            continue
+        stack, active = [(root, iter(bodies[root]))], {root}
+        while stack:
+            name, rest = stack[-1]
+            nxt = next((t for t in rest if t in bodies and t not in sizes and t not in active), None)
+            if nxt is not None:
+                stack.append((nxt, iter(bodies[nxt])))
+                active.add(nxt)
+                continue
+            # every macro in the body is sized now, or active (it reaches itself: one token)
+            sizes[name] = min(_CAP, sum(sizes.get(t, 1) for t in bodies[name]))
+            stack.pop()
+            active.discard(name)
+    return sizes
+
+
+def expansion(text: str) -> tuple[int, str | None, int]:
+    """(tokens the macros add to the code, the largest macro used, its size); uses of macros under
+    _BIG_MACRO tokens are not counted (cheap: no #define means nothing to do)."""
+    if "define" not in text:
+        return 0, None, 0
+    big = {n: s for n, s in macro_sizes(text).items() if s >= _BIG_MACRO}
+    if not big:
+        return 0, None, 0
+    code = _COMMENT_OR_STRING.sub(" ", _DIRECTIVE.sub("", text))
+    pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, big), key=len, reverse=True)) + r")\b")
+    total, top = 0, None
+    for m in pattern.finditer(code):
+        name = m.group()
+        total = min(_CAP, total + big[name] - 1)
+        if top is None or big[name] > big[top]:
+            top = name
+    return total, top, big.get(top, 0)
+
+
+def check_expansion(text: str, memory_mib: int) -> str | None:
+    """A CP000 message when the macros would grow the file past what the memory limit allows, else None."""
+    if not memory_mib:
+        return None
+    budget = memory_mib * TOKENS_PER_MIB
+    total, top, size = expansion(text)
+    if total <= budget:
+        return None
+    return (f"gave up: macros expand to about {total:,} tokens here ({top} alone to {size:,}), more than the "
+            f"{budget:,} that --memory-limit {memory_mib} MiB allows ({TOKENS_PER_MIB} per MiB)")
