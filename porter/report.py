@@ -303,6 +303,9 @@ def kernel_reports(path: str, archs: list, settings=None, registers: str = "auto
     notes, compiled = [], {}
     flags = [f"-I{d}" for d in (getattr(parse_options, "include_dirs", None) or [])] + \
         [f"-D{d}" for d in (getattr(parse_options, "defines", None) or [])]
+    if path == "-" and registers in ("auto", "compile"):
+        registers = "default"
+        notes.append("standard input is not compiled: registers assumed")
     if registers == "auto" or registers == "compile":
         need = sorted({TARGETS[a].proxy or a for a in archs})
         compiled, cnotes = compile_registers(path, src.text, need, flags, timeout)
@@ -320,7 +323,7 @@ def kernel_reports(path: str, archs: list, settings=None, registers: str = "auto
             dyn = shape.dynamic_shared or 0
             shared = st.bytes + dyn
             line = model.source.position(fn.node.start)[0]
-            k = {"kernel": fn.name, "file": path, "line": line,
+            k = {"kernel": fn.name, "file": src.path, "line": line,
                  "block": {"dims": list(shape.dims) if shape.dims else None, "threads": threads,
                            "source": shape.source, "exact": shape.exact, "line": shape.line,
                            "description": shape.describe(),
@@ -367,7 +370,7 @@ def kernel_reports(path: str, archs: list, settings=None, registers: str = "auto
     if "default" in srcs:
         assumptions.append(f"registers marked 'default' are an assumed {DEFAULT_REGISTERS} per thread "
                            f"(no compiler output; use --registers N or install nvcc / hipcc)")
-    return {"file": path, "kernels": kernels, "notes": notes, "assumptions": assumptions,
+    return {"file": src.path, "kernels": kernels, "notes": notes, "assumptions": assumptions,
             "formula": "blocks = min(wave slots / waves per block, block slots, shared per unit / shared per "
                        "block, register file / registers per block); occupancy = blocks x waves per block / "
                        "wave slots"}
@@ -445,7 +448,8 @@ def add_arguments(p) -> None:
     p.add_argument("--no-compile", action="store_true", help="do not run nvcc / hipcc (same as --registers default)")
     p.add_argument("--compile-timeout", type=int, default=COMPILE_TIMEOUT, help="seconds per compiler run")
     p.add_argument("--format", "--output-format", dest="format", choices=["table", "json"], default="table")
-    p.add_argument("-o", "--output-file")
+    p.add_argument("-o", "--output-file", help="write the report to this file ('-': standard output)")
+    p.add_argument("--stdin-filename", help="the name of the file read from standard input ('-')")
     p.add_argument("--config")
     p.add_argument("--isolated", action="store_true")
     p.add_argument("-I", dest="include_dirs", action="append", default=None)
@@ -455,9 +459,15 @@ def add_arguments(p) -> None:
 def main(args) -> int:
     from porter.config import ConfigError, load_settings
     from porter.frontend.parse import ParseOptions
-    from porter.source import SourceError
-    first = args.paths[0]
-    start = os.path.dirname(os.path.abspath(first)) or "."
+    from porter.source import STDIN, OutputError, SourceError, check_outputs, preload_stdin, write_output
+    refusal = check_outputs(args.paths, [("-o", args.output_file)])
+    if refusal:
+        print(f"cuport: error: {refusal}", file=sys.stderr)
+        return 2
+    stdin_filename = getattr(args, "stdin_filename", None)
+    named = [(stdin_filename or ".") if p == STDIN else p for p in args.paths]
+    first = next((p for p in named if os.path.exists(p)), ".")
+    start = first if os.path.isdir(first) else (os.path.dirname(os.path.abspath(first)) or ".")
     try:
         settings = load_settings(start, args.config, args.isolated)
     except ConfigError as exc:
@@ -475,18 +485,25 @@ def main(args) -> int:
         return 2
     popts = ParseOptions(include_dirs=list(args.include_dirs or settings.include_dirs),
                          defines=list(args.defines or settings.defines))
-    reports = []
-    for path in args.paths:
+    if STDIN in args.paths:
+        preload_stdin(stdin_filename)
+    reports, status = [], 0
+    for path in dict.fromkeys(args.paths):          # a bad input costs only itself
         try:
             reports.append(kernel_reports(path, archs, settings, registers, args.compile_timeout, popts))
-        except (SourceError, OSError) as exc:
-            print(f"cuport: error: {path}: {exc}", file=sys.stderr)
-            return 2
+        except SourceError as exc:
+            print(f"cuport: error: {exc}", file=sys.stderr)
+            status = 2
+        except OSError as exc:
+            print(f"cuport: error: {path}: {exc.strerror or exc}", file=sys.stderr)
+            status = 2
+    if not reports:
+        return 2
     text = json.dumps(reports if len(reports) > 1 else reports[0], indent=2) + "\n" if args.format == "json" \
         else "\n".join(render_table(r) for r in reports)
-    if args.output_file:
-        with open(args.output_file, "w") as fh:
-            fh.write(text)
-    else:
-        sys.stdout.write(text)
-    return 0
+    try:
+        write_output(args.output_file or STDIN, text.encode("utf-8"))
+    except OutputError as exc:
+        print(f"cuport: error: {exc}", file=sys.stderr)
+        return 2
+    return status

@@ -708,10 +708,11 @@ class _Translator(H.HandlerContext):
             e += 1
         if e >= n:
             return
-        # the declaration's first token: after the previous `;`, `{`, `}` or directive
+        # the declaration's first token: after the previous `;`, `{`, `}` or directive; comments inside or
+        # before it go with it (`__device__ /* c */ double f(...)` is not split)
         b = i
-        while b > 0 and toks[b - 1].spelling not in (";", "{", "}") and toks[b - 1].kind != "COMMENT" \
-                and not self._in_directive(b - 1):
+        while b > 0 and toks[b - 1].spelling not in (";", "{", "}") and not self._in_directive(b - 1) \
+                and not (toks[b - 1].kind == "PUNCTUATION" and toks[b - 1].spelling == "#"):
             b -= 1
         if any(s <= toks[b].start < e2 for s, e2, _, _ in self.edits if e2 > s and s < toks[b].start):
             return
@@ -807,8 +808,9 @@ class _Translator(H.HandlerContext):
         elif self.first_include is not None:
             at = self.first_include
         else:
-            at = 0
-        self.edit(at, at, "\n" + text.rstrip("\n") + "\n")
+            at = 3 if self.data.startswith(b"\xef\xbb\xbf") else 0      # a BOM stays at byte 0
+        # first among the insertions at that offset: a `#if` guard placed there must not enclose the include
+        self.edits.append((at, at, "\n" + text.rstrip("\n") + "\n", -1))
         self.stats.add('#include "hip/hip_runtime.h"', "include", True)
 
     def _declares(self, name):

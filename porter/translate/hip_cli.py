@@ -70,7 +70,10 @@ def add_arguments(parser) -> None:
         parser.add_argument("paths", nargs="*", metavar="PATH",
                             help="CUDA files or directories to translate ('-' reads standard input)")
     out = group("output (hipify-clang's options)")
-    add(out, "-o", "--output", dest="output", metavar="FILE", help="write the translation of the one input to FILE")
+    add(out, "-o", "--output", dest="output", metavar="FILE",
+        help="write the translation of the one input to FILE (a directory: DIR/NAME; '-': standard output)")
+    add(out, "--stdin-filename", dest="stdin_filename", metavar="NAME",
+        help="the name of the file read from standard input ('-'): for messages, includes and outputs")
     add(out, "--output-dir", "--o-dir", dest="output_dir", metavar="DIR",
         help="write translations under DIR, keeping the inputs' relative paths and names")
     add(out, "--inplace", action="store_true", help="replace each input by its translation (atomic rename)")
@@ -139,6 +142,7 @@ def main_hip(args) -> int:
 
 def _collect(paths, output_dir=None) -> tuple[list[tuple[str, str]], list[str]]:
     """[(file, root)] in a stable order and the errors; directories are searched recursively."""
+    from porter.source import special_kind
     files, errors, seen = [], [], set()
     out_real = os.path.realpath(output_dir) if output_dir else None
     for p in paths:
@@ -147,6 +151,7 @@ def _collect(paths, output_dir=None) -> tuple[list[tuple[str, str]], list[str]]:
             continue
         if os.path.isdir(p):
             root = os.path.abspath(p)
+            before = len(files)
             for dirpath, dirnames, filenames in os.walk(root):
                 dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and
                                      (out_real is None or os.path.realpath(os.path.join(dirpath, d)) != out_real))
@@ -167,7 +172,15 @@ def _collect(paths, output_dir=None) -> tuple[list[tuple[str, str]], list[str]]:
                     real = os.path.realpath(full)
                     if real not in seen:
                         seen.add(real)
+                        kind = special_kind(full)
+                        if kind:
+                            errors.append(f"{full}: {kind}, not a source file, skipped")
+                            continue
                         files.append((full, root))
+            if len(files) == before:
+                errors.append(f"{p}: no CUDA sources found")
+        elif special_kind(p):
+            errors.append(f"{p}: {special_kind(p)}, not a source file, skipped")
         elif os.path.isfile(p):
             real = os.path.realpath(p)
             if real not in seen:
@@ -186,7 +199,7 @@ def _project_header(path: str, roots: list[str]) -> bool:
 
 
 def _run(args) -> int:
-    from porter.source import SourceError, read_source, write_atomic
+    from porter.source import OutputError, SourceError, check_outputs, read_source, write_output
     from porter.translate import stats as S
     from porter.translate.hip import translate
 
@@ -218,8 +231,20 @@ def _run(args) -> int:
         raise UsageError("--include-headers writes several files: use --output-dir DIR or --inplace")
     if inplace and any(f == "-" for f, _ in files):
         raise UsageError("--inplace cannot rewrite standard input")
-    if output and files[0][0] != "-" and os.path.exists(output) and os.path.samefile(output, files[0][0]):
-        raise UsageError(f"-o {output} is the input file; use --inplace to replace it")
+    stdin_filename = _opt(args, "stdin_filename")
+    if output and output != "-" and os.path.isdir(output):      # -o DIR: DIR/NAME of the one input
+        name = stdin_filename or "stdin.cu" if files[0][0] == "-" else files[0][0]
+        output = os.path.join(output, os.path.basename(name))
+    if output == "-":
+        output, to_stdout = None, True
+    inputs = [f for f, _ in files]
+    targets = [("-o", output), ("--o-stats", _opt(args, "stats_file"))]
+    if output_dir:
+        base0 = _output_base([f for f in inputs if f != "-"], [r for _, r in files])
+        targets += [("--output-dir", os.path.join(output_dir, _rel(f, base0, stdin_filename))) for f in inputs]
+    refusal = check_outputs(inputs, targets)
+    if refusal:
+        raise UsageError(refusal + ("; use --inplace to replace it" if output else ""))
 
     settings = None
     try:
@@ -241,19 +266,20 @@ def _run(args) -> int:
     results = []            # (path, root, TranslationResult)
     queue = list(files)
     done = {os.path.realpath(f) for f, _ in files if f != "-"}
-    failed = False
+    failed = bool(errors)
+    sources = {}            # path -> SourceFile as read (encoding, digest)
     while queue:
         path, root = queue.pop(0)
         try:
-            if path == "-":
-                res = translate("stdin.cu", sys.stdin.read(), **options)
-            else:
-                src = read_source(path)
-                res = translate(path, src.text, **options)
+            src = read_source(path, stdin_filename=stdin_filename or "stdin.cu")
+            res = translate(src.path, src.text, **options)
         except SourceError as exc:
             print(f"cuport translate: error: {exc}", file=sys.stderr)
             failed = True
             continue
+        if src.note:
+            print(f"cuport translate: note: {src.note}", file=sys.stderr)
+        sources[path] = src
         results.append((path, root, res))
         if include_headers:
             for h in res.includes:
@@ -271,45 +297,56 @@ def _run(args) -> int:
                 print(f"{shown}:{d.row}:{d.column}: {d.code} {d.message}", file=sys.stderr)
 
     # outputs (a file refused for a clang error in its kernels is not written: results keeps it for the stats)
-    written = [(p, r, res) for p, r, res in results if not res.extra.get("refused")]
-    if to_stdout:
-        sys.stdout.write(results[0][2].text if written else "")
-        sys.stdout.flush()
-    elif output:
-        if written:
-            _ensure_dir(os.path.dirname(os.path.abspath(output)))
-            write_atomic(output, results[0][2].text.encode("utf-8"))
-    elif output_dir:
-        base = os.path.commonpath([os.path.dirname(os.path.realpath(p)) if p != "-" else os.getcwd()
-                                   for p, _, _ in results] + [os.path.realpath(r) for r in roots])
-        inputs = {os.path.realpath(p) for p, _, _ in results if p != "-"}
-        for path, _, res in written:
-            rel = os.path.relpath(os.path.realpath(path), base) if path != "-" else "stdin.cu"
-            dest = os.path.join(output_dir, rel)
-            if os.path.realpath(dest) in inputs:
-                raise UsageError(f"{dest} would overwrite an input; choose another --output-dir or use --inplace")
-            _ensure_dir(os.path.dirname(os.path.abspath(dest)))
-            write_atomic(dest, res.text.encode("utf-8"))
-    elif inplace:
-        for path, _, res in written:
-            old = open(path, "rb").read()
-            new = res.text.encode("utf-8")
-            if new == old:
-                continue
-            backup = None
-            if not _opt(args, "no_backup", False):
-                if os.path.exists(path + BACKUP_SUFFIX):
-                    print(f"cuport translate: keeping the existing backup {path + BACKUP_SUFFIX}", file=sys.stderr)
-                else:
-                    backup = BACKUP_SUFFIX
-            write_atomic(path, new, backup_suffix=backup)
+    # every output in the input's own encoding (a BOM, Latin-1 comments stay as they were)
+    written = [(p, r, res, sources[p].encode(res.text)) for p, r, res in results if not res.extra.get("refused")]
+    try:
+        if to_stdout:
+            if written:
+                write_output("-", written[0][3])
+        elif output:
+            if written:
+                _ensure_dir(os.path.dirname(os.path.abspath(output)))
+                write_output(output, written[0][3])
+        elif output_dir:
+            base = _output_base([p for p, _, _ in results if p != "-"], roots)
+            inputs = [p for p, _, _ in results]
+            for path, _, res, data in written:
+                dest = os.path.join(output_dir, _rel(path, base, stdin_filename))
+                refusal = check_outputs(inputs, [("--output-dir", dest)])
+                if refusal:
+                    raise UsageError(refusal + "; choose another --output-dir or use --inplace")
+                _ensure_dir(os.path.dirname(os.path.abspath(dest)))
+                write_output(dest, data)
+        elif inplace:
+            for path, _, res, new in written:
+                if new == _read_bytes(path):
+                    continue
+                backup = None
+                if not _opt(args, "no_backup", False):
+                    if os.path.exists(path + BACKUP_SUFFIX):
+                        print(f"cuport translate: keeping the existing backup {path + BACKUP_SUFFIX}",
+                              file=sys.stderr)
+                    else:
+                        backup = BACKUP_SUFFIX
+                try:
+                    write_output(path, new, expected_original=sources[path].digest, backup_suffix=backup)
+                except OutputError as exc:      # this file changed or is read-only: the others still go
+                    print(f"cuport translate: error: {exc}", file=sys.stderr)
+                    failed = True
+    except OutputError as exc:
+        print(f"cuport translate: error: {exc}", file=sys.stderr)
+        return 2
 
     # statistics
     if stats_fmt:
         text = S.render([r.stats for _, _, r in results], stats_fmt)
         stats_file = _opt(args, "stats_file")
         if stats_file:
-            write_atomic(stats_file, text.encode("utf-8"))
+            try:
+                write_output(stats_file, text.encode("utf-8"))
+            except OutputError as exc:
+                print(f"cuport translate: error: {exc}", file=sys.stderr)
+                return 2
         else:
             stream = sys.stderr if to_stdout else sys.stdout
             stream.write(text)
@@ -325,8 +362,32 @@ def _run(args) -> int:
 
 
 def _ensure_dir(d: str) -> None:
+    from porter.source import OutputError
     if d:
-        os.makedirs(d, exist_ok=True)
+        try:
+            os.makedirs(d, exist_ok=True)
+        except OSError as exc:
+            raise OutputError(f"{d}: cannot create the directory: {exc.strerror or exc}") from None
+
+
+def _read_bytes(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def _output_base(paths, roots) -> str:
+    """The directory --output-dir mirrors: the common root of the inputs (and of the directories given)."""
+    dirs = [os.path.dirname(os.path.realpath(p)) for p in paths] + [os.path.realpath(r) for r in roots]
+    return os.path.commonpath(dirs) if dirs else os.getcwd()
+
+
+def _rel(path: str, base: str, stdin_filename: str | None) -> str:
+    if path == "-":
+        return os.path.basename(stdin_filename or "stdin.cu")
+    return os.path.relpath(os.path.realpath(path), base)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -71,23 +71,34 @@ def safe_name(label: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", label).strip("_") or "kernel"
 
 
-_INPUTS: set = set()   # real paths of this run's input files: never written
+_INPUTS: list = []     # this run's input files: never written
+_WRITTEN: dict = {}    # real path of each output written in this run -> the input it came from
 
 
 class WouldOverwriteInput(OSError):
     pass
 
 
-def _write(path: str, text: str) -> None:
-    from porter.source import write_atomic
-    if os.path.realpath(path) in _INPUTS:
-        raise WouldOverwriteInput(f"{path} is an input file: translation never overwrites its source "
-                                  f"(choose another -o / --output-dir)")
-    write_atomic(path, text.encode("utf-8"))
+def _write(path: str, text: str, origin: str | None = None) -> None:
+    """Write one output: never over an input, never over another input's output of this run."""
+    from porter.source import OutputError, check_outputs, write_output
+    if path == "-":
+        sys.stdout.write(text)
+        return
+    refusal = check_outputs(_INPUTS, [("output", path)])
+    if refusal:
+        raise OutputError(f"{refusal} (choose another -o / --output-dir)")
+    real = os.path.realpath(path)
+    if origin is not None and _WRITTEN.get(real, origin) != origin:
+        raise OutputError(f"{path}: already written for {_WRITTEN[real]} in this run; not overwritten with the "
+                          f"translation of {origin} (give the inputs different names or translate them apart)")
+    write_output(path, text.encode("utf-8"))
+    if origin is not None:
+        _WRITTEN[real] = origin
 
 
 def main(args) -> int:
-    from porter.source import SourceError
+    from porter.source import OutputError, SourceError, check_outputs, read_source
     from porter.translate.api import translate_file
     target = _opt(args, "to", "glsl")
     paths = list(_opt(args, "paths", []) or [])
@@ -105,23 +116,34 @@ def main(args) -> int:
         options["float_atomics"] = _opt(args, "float_atomics", "ext")
     else:
         options["subgroups"] = _opt(args, "opencl_subgroups", "none")
+    if out == "-":
+        out = None                  # standard output
     if out and target == "glsl" and os.path.exists(out) and not os.path.isdir(out):
         print(f"cuport translate --to glsl: error: -o {out}: not a directory (GLSL writes one shader per kernel)",
               file=sys.stderr)
         return 2
-    files = _expand(paths)
-    if files is None:
+    files, errors = _expand(paths)
+    for e in errors:
+        print(f"cuport translate: error: {e}", file=sys.stderr)
+        status = 2
+    _INPUTS[:] = [f for f, _ in files]
+    _WRITTEN.clear()
+    refusal = check_outputs(_INPUTS, [("-o", out)]) if out and not os.path.isdir(out) else None
+    if refusal:
+        print(f"cuport translate: error: {refusal}", file=sys.stderr)
         return 2
-    _INPUTS.clear()
-    _INPUTS.update(os.path.realpath(f) for f, _ in files)
+    stdin_filename = _opt(args, "stdin_filename") or "stdin.cu"
     for path, sub in files:
         dest = os.path.join(out, sub) if out and sub else out
         try:
-            res = translate_file(path, target, **options)
+            src = read_source(path, stdin_filename=stdin_filename)
+            res = translate_file(src.path, target, text=src.text, **options)
         except SourceError as exc:
             print(f"cuport translate: error: {exc}", file=sys.stderr)
             status = max(status, 2)
             continue
+        if src.note:
+            print(f"cuport translate: note: {src.note}", file=sys.stderr)
         if not _opt(args, "quiet", False):
             for d in res.diagnostics:
                 print(f"{d.filename}:{d.row}:{d.column}: {d.code} [{d.severity}] {d.message}", file=sys.stderr)
@@ -130,12 +152,15 @@ def main(args) -> int:
             status = max(status, 1)
         try:
             if target == "glsl":
-                _emit_glsl(res, dest, bool(_opt(args, "manifest", False)), len(files) > 1)
+                _emit_glsl(res, dest, bool(_opt(args, "manifest", False)), len(files) > 1, path)
             else:
-                _emit_opencl(res, dest, bool(_opt(args, "manifest", False)))
-        except OSError as exc:
-            print(f"cuport translate: error: {exc}", file=sys.stderr)
-            return 2
+                _emit_opencl(res, dest, bool(_opt(args, "manifest", False)), path)
+        except (OSError, OutputError) as exc:
+            msg = exc if isinstance(exc, OutputError) else f"{getattr(exc, 'filename', '') or path}: " \
+                f"{exc.strerror or exc}"
+            print(f"cuport translate: error: {msg}", file=sys.stderr)
+            status = 2
+            continue
         validation = res.extra.get("validation") or {}
         for name, v in validation.items():
             if v["ok"] and not _opt(args, "validate", False):
@@ -170,31 +195,37 @@ def _validate_wanted(args, target: str) -> bool:
 
 
 def _expand(paths):
-    """Files to translate with the sub-directory their output goes to: a directory is walked for .cu/.cuh files
-    and its layout kept under --output-dir."""
+    """([(file, sub-directory its output goes to)], errors). A directory is walked for .cu/.cuh files; the
+    outputs mirror the inputs' tree under the common directory of all inputs (as `--to hip` does), so
+    inputs with one name in different directories never share an output. A missing or special input, or a
+    directory without sources, is an error line; the other inputs still go."""
     from porter.lint.files import discover
-    files = []
-    for p in paths:
-        if os.path.isdir(p):
-            for f, err in discover([p]):
-                if err:
-                    print(f"cuport translate: error: {err}", file=sys.stderr)
-                    return None
-                files.append((f, os.path.relpath(os.path.dirname(f), p)))
+    found, errors = [], []
+    for p, err in discover(paths):
+        if err:
+            errors.append(err)
         else:
-            files.append((p, ""))
-    return [(f, "" if sub == "." else sub) for f, sub in files]
+            found.append(p)
+    dirs = [os.path.dirname(os.path.realpath(f)) for f in found if f != "-"] + \
+        [os.path.realpath(p) for p in paths if p != "-" and os.path.isdir(p)]
+    base = os.path.commonpath(dirs) if dirs else os.getcwd()
+    files = []
+    for f in found:
+        sub = "" if f == "-" else os.path.relpath(os.path.dirname(os.path.realpath(f)), base)
+        files.append((f, "" if sub == "." else sub))
+    return files, errors
 
 
-def _emit_glsl(res, out, manifest: bool, many: bool) -> None:
+def _emit_glsl(res, out, manifest: bool, many: bool, origin: str | None = None) -> None:
     stem = os.path.splitext(os.path.basename(res.path))[0]
     names = {k: (f"{stem}.{safe_name(k)}" if many else safe_name(k)) for k in res.shaders}
     if out:
         os.makedirs(out, exist_ok=True)
         for k, text in res.shaders.items():
-            _write(os.path.join(out, names[k] + ".comp"), text)
+            _write(os.path.join(out, names[k] + ".comp"), text, origin)
             if manifest:
-                _write(os.path.join(out, names[k] + ".json"), json.dumps(res.manifests[k], indent=2) + "\n")
+                _write(os.path.join(out, names[k] + ".json"), json.dumps(res.manifests[k], indent=2) + "\n",
+                       origin)
         return
     parts = []
     for k, text in res.shaders.items():
@@ -206,7 +237,7 @@ def _emit_glsl(res, out, manifest: bool, many: bool) -> None:
     sys.stdout.write("".join(parts))
 
 
-def _emit_opencl(res, out, manifest: bool) -> None:
+def _emit_opencl(res, out, manifest: bool, origin: str | None = None) -> None:
     stem = os.path.splitext(os.path.basename(res.path))[0]
     if not res.text:
         return
@@ -216,9 +247,9 @@ def _emit_opencl(res, out, manifest: bool) -> None:
             cl_path = os.path.join(out, stem + ".cl")
         else:
             cl_path = out
-        _write(cl_path, res.text)
+        _write(cl_path, res.text, origin)
         if manifest:
-            _write(os.path.splitext(cl_path)[0] + ".json", json.dumps(res.manifests, indent=2) + "\n")
+            _write(os.path.splitext(cl_path)[0] + ".json", json.dumps(res.manifests, indent=2) + "\n", origin)
         return
     sys.stdout.write(res.text)
     if manifest:

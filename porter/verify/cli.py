@@ -57,17 +57,32 @@ def main(args: argparse.Namespace) -> int:
     from porter.verify.runner import Runner, exit_code
     from porter.verify.spec import SpecError, find_specs
 
-    try:
-        specs = find_specs(args.paths)
-    except SpecError as e:
-        print(f"cuport verify: {e}", file=sys.stderr)
-        return 2
+    from porter.source import special_kind
+    specs, failed = [], False
+    for path in args.paths:             # a bad path costs only itself
+        kind = special_kind(path) if path != "-" else None
+        try:
+            if path == "-":
+                raise SpecError("-: standard input cannot be verified (a verify spec names its source files)")
+            if kind:
+                raise SpecError(f"{path}: {kind}, not a source file, skipped")
+            found = find_specs([path])
+            if not found and os.path.isdir(path):
+                raise SpecError(f"{path}: no verify_spec.py found")
+            specs += found
+        except SpecError as e:
+            print(f"cuport verify: error: {e}", file=sys.stderr)
+            failed = True
+        except Exception as e:          # a spec is the user's Python: whatever it raises costs only this path
+            print(f"cuport verify: error: {path}: cannot load the spec: {type(e).__name__}: {e}", file=sys.stderr)
+            failed = True
     cases = [c for _, cs in specs for c in cs]
     if args.kernels:
         wanted = set(args.kernels.split(","))
         cases = [c for c in cases if c.id in wanted or (c.name is None and c.kernel in wanted)]
     if not cases:
-        print("cuport verify: no cases found", file=sys.stderr)
+        if not failed:
+            print("cuport verify: no cases found", file=sys.stderr)
         return 2
     targets = [t.strip() for t in args.targets.split(",") if t.strip()]
     if getattr(args, "sanitize", False) and "oclgrind" not in targets:
@@ -85,7 +100,7 @@ def main(args: argparse.Namespace) -> int:
         print()
     else:
         print(format_table(results, bench=args.bench))
-    return exit_code(results)
+    return 2 if failed else exit_code(results)
 
 
 def _summary(results) -> dict[str, int]:
