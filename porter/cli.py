@@ -47,10 +47,21 @@ def _fix_availability(doc: str) -> str:
 
 def _clean_main(args) -> int:
     import shutil
+    if not os.path.isdir(args.path):
+        print(f"cuport: error: {args.path}: not a directory", file=sys.stderr)
+        return 2
     d = os.path.join(args.path, ".cuport_cache")
-    if os.path.isdir(d):
-        shutil.rmtree(d)
-        print(f"Removed {d}")
+    try:
+        if os.path.islink(d):
+            os.unlink(d)                # the link, never what it points to
+        elif os.path.isdir(d):
+            shutil.rmtree(d)
+        else:
+            return 0
+    except OSError as exc:
+        print(f"cuport: error: {d}: cannot remove: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    print(f"Removed {d}")
     return 0
 
 

@@ -37,7 +37,11 @@ def main(args) -> int:
     cli(["lint", "--no-cache", "--statistics", "--exit-zero", ex])
 
     out = os.path.join("out", "demo")
-    os.makedirs(out, exist_ok=True)
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as exc:
+        print(f"cuport: error: {out}: cannot create the output directory: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     for target in ("hip", "glsl", "opencl"):
         _banner(f"cuport translate --to {target} {ex} -> {out}/{target}")
         argv = ["translate", "--to", target, ex, "--output-dir", os.path.join(out, target)]
