@@ -175,6 +175,8 @@ def _child(fn, task, limits, name, w) -> None:
     code = 0
     try:
         signal.signal(signal.SIGINT, signal.SIG_DFL)    # ^C: the parent reports it, the children just stop
+        import faulthandler
+        faulthandler.disable()                       # a crash is the parent's CP000, not a Python stack dump
         if limits.memory_mib and not os.path.exists("/proc/self/statm"):
             _rlimit_as(limits.memory_mib)
         if name and os.environ.get("CUPORT_TEST_HANG") == name:
@@ -353,3 +355,58 @@ def check_expansion(text: str, memory_mib: int) -> str | None:
         return None
     return (f"gave up: macros expand to about {total:,} tokens here ({top} alone to {size:,}), more than the "
             f"{budget:,} that --memory-limit {memory_mib} MiB allows ({TOKENS_PER_MIB} per MiB)")
+
+
+# --- per-file helpers for the translators and report -------------------------------------------------------------
+
+_PRELOADED = False
+
+
+def preload() -> None:
+    """Import the frontend, the checker, every rule and libclang once in the parent, so that each forked child
+    starts with them instead of importing them again."""
+    global _PRELOADED
+    if _PRELOADED:
+        return
+    from porter.frontend.parse import _cindex
+    from porter.lint.checker import lint_source  # noqa: F401
+    from porter.lint.registry import RULES
+    for info in RULES.values():
+        info.module
+    _cindex().conf.lib
+    _PRELOADED = True
+
+
+def call(fn, path: str, limits: Limits, text: str | None = None):
+    """fn() for the file at `path` in a supervised child, after the macro pre-check (on `text`, or on the file
+    read in the child): its result, or a Failure. Exceptions fn raises are raised here."""
+    def child(_):
+        src = text
+        if src is None:
+            try:
+                from porter.source import read_source
+                src = read_source(path).text
+            except Exception:                        # fn reads it again and reports the error its own way
+                src = ""
+        bomb = check_expansion(src, limits.memory_mib)
+        return Failure("memory", bomb) if bomb else fn()
+    preload()
+    return run_one(child, None, limits, name=os.path.basename(path))
+
+
+def failed_translation(path: str, target: str, message: str):
+    """The TranslationResult of a file the translator gave up on: one CP000, refused (nothing is written)."""
+    from porter.translate.api import TranslationResult
+    stats = None
+    if target == "hip":
+        from porter.translate.stats import FileStats
+        stats = FileStats(path, parse_errors=1)
+    return TranslationResult(path, target, diagnostics=[diagnostic(path, message)], stats=stats,
+                             extra={"refused": message, "gave_up": message})
+
+
+def translate(fn, path: str, target: str, limits: Limits, *args, text: str | None = None, **kwargs):
+    """fn(*args, **kwargs) -> TranslationResult in a supervised child; a crash, a limit or the pre-check gives
+    failed_translation(...)."""
+    res = call(lambda: fn(*args, **kwargs), path, limits, text)
+    return failed_translation(path, target, res.message) if isinstance(res, Failure) else res

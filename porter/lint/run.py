@@ -240,7 +240,7 @@ def _run(tasks, jobs):
     todo = [i for i, r in enumerate(results) if r is None]
     if not todo:
         return results
-    _preload(tasks[todo[0]][1])
+    isolate.preload()
     workers = jobs or (os.cpu_count() or 1)
     workers = min(workers, len(todo)) if len(todo) >= PARALLEL_THRESHOLD else 1
     limits = isolate.Limits.of(tasks[0][1])
@@ -256,17 +256,6 @@ def _run(tasks, jobs):
             r = path, [isolate.diagnostic(path, r.message)], text, {}, None, None
         results[i] = r
     return results
-
-
-def _preload(settings) -> None:
-    """Import the checker, the enabled rules and libclang once, before forking: each child starts with them."""
-    from porter.frontend.parse import _cindex
-    from porter.lint.checker import lint_source  # noqa: F401
-    from porter.lint.registry import RULES
-    for code in settings.select | settings.extend_select:
-        if code in RULES:
-            RULES[code].module
-    _cindex().conf.lib
 
 
 def _report(args, diagnostics, sources, fixed_all, to_stderr=False) -> int:
