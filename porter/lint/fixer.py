@@ -8,7 +8,8 @@ converging. It does not converge when
 - a round repeats an edit an earlier round made: the same code, the same old text, the same new text, at a place
   inside the text that earlier edit wrote (`LANE` -> `LANE % warpSize` once per round),
 - a round brings the file back to a text it had before (two fixes undoing each other),
-- a finding a round fixed comes back at the same place (offsets followed through the edits) with the same fix.
+- a finding a round fixed comes back at the same place (offsets followed through the edits) with the same fix
+  title.
 
 The findings that do not converge are blocked and the loop starts over from the original text without them (the
 last good state): every other fix is still applied, theirs is shown but not applied, and the outcome lists
@@ -275,8 +276,72 @@ class _Attempt:
 
 
 def _fix_key(f: Fix):
-    return f.message, tuple(e.content for e in f.edits)
+    # the fix's title, not its edits: a fix that wraps what it fixed (`X` -> `f(X)`) writes new text each round
+    return f.message
 
 
 def _digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
+
+
+# --- macro sites: edit the definition once ----------------------------------------------------------------------
+
+def definition_token(model, name: str, match, depth: int = 0):
+    """(macro, index, body tokens) of the one place in the expansion of macro `name` (its body, and the bodies
+    of the macros it names, defined in this file) where `match(model, body, i)` holds; None when there is no
+    such place or more than one (the rule then offers no fix)."""
+    found = []
+    _search(model, name, match, found, depth, set())
+    return found[0] if len(found) == 1 else None
+
+
+def _search(model, name, match, found, depth, visited):
+    if depth > 4 or name in visited or name not in model.macro_defs:
+        return
+    visited.add(name)
+    body = macro_body(model, name)
+    for i, t in enumerate(body):
+        if match(model, body, i):
+            found.append((name, i, body))
+        elif t.kind == "IDENTIFIER" and t.spelling in model.macro_defs:
+            _search(model, t.spelling, match, found, depth + 1, visited)
+
+
+def macro_body(model, name: str) -> list:
+    """Tokens of a macro's replacement list (after the name and a function-like macro's parameters)."""
+    s, e = model.macro_defs[name]
+    toks = [t for t in model.tokens_in(s, e) if t.kind != "COMMENT"]
+    body = toks[1:]
+    if body and body[0].spelling == "(" and body[0].start == toks[0].end:       # function-like
+        close = next((i for i, t in enumerate(body) if t.spelling == ")"), len(body) - 1)
+        body = body[close + 1:]
+    return body
+
+
+def expansions(model, name: str, depth: int = 0) -> int | None:
+    """How many times macro `name` is expanded in the file: its uses, and the expansions of the macros whose
+    bodies name it; None when it is named anywhere else (`#ifdef`, `#undef`, an `#if`): its definition is then
+    not ours to change."""
+    import re
+    if depth > 4:
+        return None
+    data = model.source.data
+    own = model.macro_defs.get(name)
+    uses = {ms for ms, _me, n in model.macro_uses if n == name}
+    total = 0
+    for m in re.finditer(rb"\b" + re.escape(name.encode()) + rb"\b", data):
+        at = m.start()
+        if own is not None and own[0] <= at < own[1]:
+            continue
+        line = (data.rfind(b"\n", 0, at) + 1, data.find(b"\n", at) % (len(data) + 1))
+        if not any(t.start == at and t.kind == "IDENTIFIER" for t in model.tokens_in(*line)):
+            continue                                   # in a comment or a string
+        if at in uses:
+            total += 1
+            continue
+        outer = next((n for n, (s, e) in model.macro_defs.items() if s <= at < e), None)
+        sub = expansions(model, outer, depth + 1) if outer is not None else None
+        if sub is None:
+            return None
+        total += sub
+    return total
