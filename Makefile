@@ -5,7 +5,7 @@ VPY     := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 SYSSTAMP := .venv/.system-packages
 
-.PHONY: demo test setup system-packages bench clean docs
+.PHONY: demo test setup system-packages bench clean docs fuzz
 
 setup: $(STAMP)
 
@@ -25,6 +25,14 @@ demo: setup
 
 test: setup
 	@$(VPY) -m pytest -q
+
+# A fuzz campaign over every subcommand (tests/fuzz, docs/fuzzing.md): FUZZ_SECONDS=600 make fuzz
+FUZZ_SECONDS ?= 300
+FUZZ_SEED    ?= 1
+FUZZ_WORKERS ?= 1
+FUZZ_OUT     ?= fuzz-failures
+fuzz: setup
+	@$(VPY) tests/fuzz/run.py --seconds $(FUZZ_SECONDS) --seed $(FUZZ_SEED) --workers $(FUZZ_WORKERS) --out $(FUZZ_OUT)
 
 bench: setup
 	@$(VPY) bench/lint_speed.py

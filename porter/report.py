@@ -454,6 +454,8 @@ def add_arguments(p) -> None:
     p.add_argument("--isolated", action="store_true")
     p.add_argument("-I", dest="include_dirs", action="append", default=None)
     p.add_argument("-D", dest="defines", action="append", default=None)
+    from porter.isolate import add_arguments as add_limits
+    add_limits(p.add_argument)
 
 
 def main(args) -> int:
@@ -487,10 +489,21 @@ def main(args) -> int:
                          defines=list(args.defines or settings.defines))
     if STDIN in args.paths:
         preload_stdin(stdin_filename)
+    from porter import isolate
+    limits = isolate.Limits.of(settings, args.timeout, args.memory_limit)
+    if limits.timeout and registers in ("auto", "compile"):      # compilers run under their own --compile-timeout
+        limits = isolate.Limits(limits.timeout + args.compile_timeout * len(archs), limits.memory_mib)
     reports, status = [], 0
     for path in dict.fromkeys(args.paths):          # a bad input costs only itself
         try:
-            reports.append(kernel_reports(path, archs, settings, registers, args.compile_timeout, popts))
+            # in a supervised child: a libclang crash or a limit costs only this file (CP000)
+            rep = isolate.call(lambda: kernel_reports(path, archs, settings, registers, args.compile_timeout, popts),
+                               path, limits)
+            if isinstance(rep, isolate.Failure):
+                print(f"{path}:1:1: CP000 {rep.message}", file=sys.stderr)
+                status = max(status, 1)
+                continue
+            reports.append(rep)
         except SourceError as exc:
             print(f"cuport: error: {exc}", file=sys.stderr)
             status = 2
@@ -498,7 +511,7 @@ def main(args) -> int:
             print(f"cuport: error: {path}: {exc.strerror or exc}", file=sys.stderr)
             status = 2
     if not reports:
-        return 2
+        return status or 2
     text = json.dumps(reports if len(reports) > 1 else reports[0], indent=2) + "\n" if args.format == "json" \
         else "\n".join(render_table(r) for r in reports)
     try:

@@ -107,6 +107,8 @@ def add_arguments(parser) -> None:
     add(fe, "--isolated", dest="isolated", action="store_true", help="ignore configuration files")
     add(fe, "--header-mode", dest="header_mode", choices=("light", "full"), default="light",
         help="light: cuport's own C/C++ header stubs (fast); full: the system's headers")
+    from porter.isolate import add_arguments as add_limits
+    add_limits(lambda *names, **kw: add(fe, *names, **kw))
 
 
 def main(args) -> int:
@@ -262,6 +264,8 @@ def _run(args) -> int:
                    include_dirs=list(_opt(args, "include_dirs", [])), defines=list(_opt(args, "defines", [])),
                    extra_args=list(_opt(args, "extra_args", [])), compile_commands=_opt(args, "compile_commands"),
                    header_mode=_opt(args, "header_mode", "light"))
+    from porter import isolate
+    limits = isolate.Limits.of(settings, _opt(args, "timeout"), _opt(args, "memory_limit"))
     roots = sorted({r for _, r in files})
     results = []            # (path, root, TranslationResult)
     queue = list(files)
@@ -272,7 +276,8 @@ def _run(args) -> int:
         path, root = queue.pop(0)
         try:
             src = read_source(path, stdin_filename=stdin_filename or "stdin.cu")
-            res = translate(src.path, src.text, **options)
+            # in a supervised child: a libclang crash or a limit refuses this file only (CP000)
+            res = isolate.translate(translate, src.path, "hip", limits, (src.path, src.text), options, src.text)
         except SourceError as exc:
             print(f"cuport translate: error: {exc}", file=sys.stderr)
             failed = True

@@ -60,6 +60,8 @@ def add_arguments(parser) -> None:
         help="do not apply the linter's safe warp-size fixes before translating")
     add("-q", "--quiet", dest="quiet", action="store_true", help="do not print diagnostics")
     add("--exit-zero", dest="exit_zero", action="store_true", help="exit 0 even when a kernel was not translated")
+    from porter.isolate import add_arguments as add_limits
+    add_limits(add)
 
 
 def _opt(args, name, default=None):
@@ -133,11 +135,20 @@ def main(args) -> int:
         print(f"cuport translate: error: {refusal}", file=sys.stderr)
         return 2
     stdin_filename = _opt(args, "stdin_filename") or "stdin.cu"
+    from porter import isolate
+    from porter.config import ConfigError
+    try:
+        limits = isolate.limits_for(args, paths)
+    except ConfigError as exc:
+        print(f"cuport translate: error: {exc}", file=sys.stderr)
+        return 2
     for path, sub in files:
         dest = os.path.join(out, sub) if out and sub else out
         try:
             src = read_source(path, stdin_filename=stdin_filename)
-            res = translate_file(src.path, target, text=src.text, **options)
+            # in a supervised child: a libclang crash or a limit refuses this file only (CP000)
+            res = isolate.translate(translate_file, src.path, target, limits, (src.path, target),
+                                    dict(options, text=src.text), src.text)
         except SourceError as exc:
             print(f"cuport translate: error: {exc}", file=sys.stderr)
             status = max(status, 2)
