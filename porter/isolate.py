@@ -405,8 +405,21 @@ def failed_translation(path: str, target: str, message: str):
                              extra={"refused": message, "gave_up": message})
 
 
-def translate(fn, path: str, target: str, limits: Limits, *args, text: str | None = None, **kwargs):
-    """fn(*args, **kwargs) -> TranslationResult in a supervised child; a crash, a limit or the pre-check gives
-    failed_translation(...)."""
-    res = call(lambda: fn(*args, **kwargs), path, limits, text)
+def translate(fn, path: str, target: str, limits: Limits, args=(), kwargs=None, text: str | None = None):
+    """fn(*args, **kwargs) -> TranslationResult in a supervised child (`text`: the source, for the pre-check); a
+    crash, a limit or the pre-check gives failed_translation(...)."""
+    res = call(lambda: fn(*args, **(kwargs or {})), path, limits, text)
     return failed_translation(path, target, res.message) if isinstance(res, Failure) else res
+
+
+def limits_for(args, paths) -> Limits:
+    """--timeout / --memory-limit, else the config keys of the configuration the inputs fall under (a command
+    that loads no settings of its own; ConfigError propagates: exit 2)."""
+    timeout, memory = getattr(args, "timeout", None), getattr(args, "memory_limit", None)
+    if timeout is not None and memory is not None:
+        return Limits(timeout, memory)
+    from porter.config import load_settings
+    first = next((p for p in paths if p != "-" and os.path.exists(p)), ".")
+    start = first if os.path.isdir(first) else (os.path.dirname(os.path.abspath(first)) or ".")
+    settings = load_settings(start, getattr(args, "config", None), bool(getattr(args, "isolated", False)))
+    return Limits.of(settings, timeout, memory)

@@ -278,3 +278,57 @@ def test_limits_from_settings_and_arguments():
     assert isolate.Limits.of(s) == isolate.Limits(5.0, 100)
     assert isolate.Limits.of(s, timeout=1, memory_mib=0) == isolate.Limits(1.0, 0)
     assert isolate.Limits.of(None) == isolate.Limits()
+
+
+# --- translators and report ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("target, written", [("hip", "b.cu"), ("glsl", "b.lane.comp"), ("opencl", "b.cl")])
+def test_translators_refuse_the_crasher_and_translate_the_rest(tmp_path, target, written):
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    (src / "a_crash.cu").write_text(macro_sum(15))
+    (src / "b.cu").write_text(FINDING)
+    (src / "c_bomb.cu").write_text(bomb(20))
+    opts = ["--output-dir", str(out)] if target == "hip" else ["-o", str(out), "--no-validate"]
+    r = cuport("translate", "--to", target, *opts, str(src / "a_crash.cu"), str(src / "b.cu"),
+               str(src / "c_bomb.cu"))
+    assert r.returncode == 1, r.stderr
+    assert "Traceback" not in r.stderr
+    crash = [line for line in r.stderr.splitlines() if "a_crash.cu:1:1: CP000" in line]
+    assert len(crash) == 1 and "clang crashed while parsing this file (signal 11" in crash[0]
+    assert any("c_bomb.cu:1:1: CP000" in line and "S20 alone to 8,388,608" in line for line in r.stderr.splitlines())
+    files = sorted(p.name for p in out.rglob("*") if p.is_file())
+    assert files == [written]                   # nothing for the refused files
+
+
+def test_translator_timeout_from_the_command_line(tmp_path):
+    (tmp_path / "hang.cu").write_text(FINDING)
+    r = cuport("translate", "--to", "opencl", "--no-validate", "--timeout", "2", str(tmp_path / "hang.cu"),
+               env={"CUPORT_TEST_HANG": "hang.cu"})
+    assert r.returncode == 1 and r.stdout == ""
+    assert "hang.cu:1:1: CP000 [error] gave up after 2 s (--timeout)" in r.stderr
+    r = cuport("translate", "--to", "opencl", "--no-validate", "--timeout", "2", str(tmp_path / "hang.cu"))
+    assert r.returncode == 0 and "__kernel void lane" in r.stdout
+
+
+def test_translator_reads_the_limits_from_the_config(tmp_path):
+    (tmp_path / "cuport.toml").write_text("memory-limit = 100\n")
+    (tmp_path / "m.cu").write_text(bomb(12) + FINDING)      # 32,768 tokens of expansion, 25,600 allowed
+    r = cuport("translate", "--to", "glsl", "--no-validate", "m.cu", cwd=tmp_path)
+    assert r.returncode == 1 and "m.cu:1:1: CP000 [error] gave up: macros expand" in r.stderr
+    (tmp_path / "cuport.toml").write_text('memory-limit = "lots"\n')
+    r = cuport("translate", "--to", "glsl", "--no-validate", "m.cu", cwd=tmp_path)
+    assert r.returncode == 2
+    assert r.stderr.strip().endswith("cuport.toml: memory-limit: expected int, got str")
+
+
+def test_report_keeps_going_past_a_crasher(tmp_path):
+    (tmp_path / "a_crash.cu").write_text(macro_sum(15))
+    (tmp_path / "b.cu").write_text(FINDING)
+    r = cuport("report", "--no-compile", "--format", "json", str(tmp_path / "a_crash.cu"), str(tmp_path / "b.cu"))
+    assert r.returncode == 1
+    assert f"{tmp_path / 'a_crash.cu'}:1:1: CP000 clang crashed while parsing this file (signal 11" in r.stderr
+    rep = json.loads(r.stdout)
+    assert rep["file"] == str(tmp_path / "b.cu") and [k["kernel"] for k in rep["kernels"]] == ["lane"]
+    r = cuport("report", "--no-compile", "--format", "json", str(tmp_path / "b.cu"))
+    assert r.returncode == 0 and json.loads(r.stdout)["kernels"][0]["kernel"] == "lane"
