@@ -114,6 +114,16 @@ def main(args) -> int:
                "header_mode": _opt(args, "header_mode", "light"), "kernel": _opt(args, "kernel"),
                "portability_fixes": not _opt(args, "no_portability_fixes", False),
                "validate": _validate_wanted(args, target)}
+    try:                            # the configuration's -I / -D / clang arguments; a bad one is exit 2
+        from porter.config import ConfigError, load_settings
+        first = next((p for p in paths if p != "-" and os.path.exists(p)), ".")
+        settings = load_settings(first if os.path.isdir(first) else os.path.dirname(os.path.abspath(first)),
+                                 _opt(args, "config"), bool(_opt(args, "isolated", False)))
+    except ConfigError as exc:
+        print(f"cuport translate: error: {exc}", file=sys.stderr)
+        return 2
+    for key in ("include_dirs", "defines", "extra_args"):
+        options[key] = list(options[key] or []) + list(getattr(settings, key, []) or [])
     if target == "glsl":
         options["float_atomics"] = _opt(args, "float_atomics", "ext")
     else:
