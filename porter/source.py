@@ -167,7 +167,8 @@ class OverlappingEdits(Exception):
 
 
 def apply_edits(data: bytes, edits) -> bytes:
-    """Apply non-overlapping edits; identical duplicates are merged, overlaps raise."""
+    """Apply non-overlapping edits; identical duplicates are merged, overlaps raise. O(n log n): one sort, one
+    join."""
     uniq = sorted(set(edits), key=lambda e: (e.start, e.end))
     out, pos = [], 0
     for e in uniq:
@@ -180,15 +181,110 @@ def apply_edits(data: bytes, edits) -> bytes:
     return b"".join(out)
 
 
+class EditSelection(list):
+    """select_edits' result: a list (in selection order) whose `in` is a set lookup, so that asking which
+    fixes were taken (`all(e in edits for e in fix.edits)`) stays linear."""
+
+    def __init__(self, edits=()):
+        super().__init__(edits)
+        self._set = set(self)
+
+    def __contains__(self, e) -> bool:
+        return e in self._set
+
+
 def select_edits(fix_lists) -> list[Edit]:
     """Pick fixes greedily in order, skipping any whose edits overlap ones already taken (ruff does the same;
-    the skipped ones are applied by the next iteration of the fix loop)."""
-    taken: list[Edit] = []
-    for edits in fix_lists:
-        ok = all(e.end <= t.start or e.start >= t.end or (e == t) for e in edits for t in taken)
+    the skipped ones are applied by the next iteration of the fix loop). Two edits overlap when their ranges
+    share an inner point, or an insertion lies strictly inside the other's range; an edit identical to one
+    taken is no conflict. O(n log n) in the number of edits (a pairwise check was quadratic: 65 s for
+    `--fix --diff` on 770 KB of kernels).
+
+    Positions are compressed to the sorted endpoints p0 < p1 < ...; cell 2i is the point p_i and cell 2i+1
+    the open gap (p_i, p_{i+1}). An edit [p_a, p_b) with a < b covers cells 2a+1 .. 2b-1; an insertion at p_a
+    is cell 2a. Two ranges overlap iff their cells meet; an insertion conflicts only with a range covering its
+    cell (two insertions at one point never conflict)."""
+    fixes = [list(f) for f in fix_lists]
+    ends = sorted({p for f in fixes for e in f for p in (e.start, e.end)})
+    index = {p: i for i, p in enumerate(ends)}
+    n = 2 * len(ends) + 1
+    ranges = _Marks(n)          # cells covered by taken ranges
+    inserts = _Marks(n)         # cells of taken insertions
+    taken: dict[Edit, None] = {}
+    for edits in fixes:
+        ok = True
+        for e in edits:
+            if e in taken:
+                continue
+            a = 2 * index[e.start]
+            if e.end > e.start:
+                lo, hi = a + 1, 2 * index[e.end] - 1
+                if ranges.any(lo, hi) or inserts.any(lo, hi):
+                    ok = False
+                    break
+            elif e.end == e.start and ranges.marked(a):
+                ok = False
+                break
         if ok:
-            taken.extend(e for e in edits if e not in taken)
-    return taken
+            for e in edits:
+                if e in taken:
+                    continue
+                taken[e] = None
+                a = 2 * index[e.start]
+                if e.end > e.start:
+                    ranges.mark(a + 1, 2 * index[e.end] - 1)
+                elif e.end == e.start:
+                    inserts.mark(a, a)
+    return EditSelection(taken)
+
+
+class _Marks:
+    """Cells 0..n-1 that get marked (never unmarked): mark a run, ask whether any cell of a run is marked.
+    A Fenwick tree of marked counts plus a "next unmarked cell" union-find, so each cell is marked once:
+    O(log n) per question, O(log n) per cell marked."""
+
+    def __init__(self, n: int):
+        self.n = n
+        self.tree = [0] * (n + 1)
+        self.flag = bytearray(n)
+        self.next = list(range(n + 1))      # next[i]: a cell >= i that may be unmarked (path-halved)
+
+    def marked(self, i: int) -> bool:
+        return bool(self.flag[i])
+
+    def _find(self, i: int) -> int:
+        nxt = self.next
+        while nxt[i] != i:
+            nxt[i] = nxt[nxt[i]]
+            i = nxt[i]
+        return i
+
+    def mark(self, lo: int, hi: int) -> None:
+        tree, flag, nxt, n = self.tree, self.flag, self.next, self.n
+        i = self._find(lo)
+        while i <= hi:
+            flag[i] = 1
+            j = i + 1
+            while j <= n:
+                tree[j] += 1
+                j += j & -j
+            nxt[i] = i + 1
+            i = self._find(i + 1)
+
+    def _prefix(self, i: int) -> int:
+        """Marked cells among 0..i-1."""
+        tree, s = self.tree, 0
+        while i > 0:
+            s += tree[i]
+            i -= i & -i
+        return s
+
+    def any(self, lo: int, hi: int) -> bool:
+        if lo > hi:
+            return False
+        if self.flag[lo] or self.flag[hi]:
+            return True
+        return self._prefix(hi + 1) > self._prefix(lo)
 
 
 def same_file(a: str, b: str) -> bool:

@@ -21,7 +21,6 @@ Everything outside the edits is the input byte for byte."""
 from __future__ import annotations
 
 import bisect
-import difflib
 import re
 import importlib.util
 import os
@@ -34,7 +33,7 @@ from porter.frontend.parse import ParseOptions
 from porter.source import SourceFile, read_source
 from porter.translate import hip_handlers as H
 from porter.translate.api import TranslationResult
-from porter.translate.stats import FileStats
+from porter.translate.stats import FileStats, changed_line_count
 
 UNSUPPORTED = "CP907"          # unsupported-in-hip: a CUDA API with no HIP equivalent (left as is)
 LAUNCH_KEPT = UNSUPPORTED        # a launch left in <<<...>>> form under --launch-syntax hip (a warning)
@@ -993,12 +992,3 @@ def _short(msg: str, limit: int = 160) -> str:
             m = m[:k]
             break
     return m if len(m) <= limit else m[:limit - 3].rsplit(" ", 1)[0].rstrip(",;:") + "..."
-
-
-def changed_line_count(before: str, after: str) -> int:
-    sm = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(), autojunk=False)
-    n = 0
-    for op, a0, a1, b0, b1 in sm.get_opcodes():
-        if op != "equal":
-            n += max(a1 - a0, b1 - b0)
-    return n
