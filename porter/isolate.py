@@ -19,6 +19,7 @@ test); only the child honours it."""
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import pickle
 import re
@@ -28,6 +29,7 @@ import sys
 import time
 from collections import deque
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 DEFAULT_TIMEOUT = 60.0          # seconds per file: a 1 MB file of kernels lints in a few seconds
 DEFAULT_MEMORY_MIB = 4096       # MiB per file: a 1 MB file takes a few hundred MiB
@@ -290,23 +292,30 @@ def _finish(job, limits) -> object:
 
 # --- the macro-bomb pre-check ---------------------------------------------------------------------------------
 
-_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\([^)\n]*\))?((?:[^\n\\]|\\.)*)", re.M | re.S)
-_DIRECTIVE = re.compile(r"^[ \t]*#(?:[^\n\\]|\\.)*", re.M | re.S)
-_COMMENT_OR_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)')
-_TOKEN = re.compile(r"[A-Za-z_]\w*|\d[\w.]*|\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|##|\S")
-_IDENT = re.compile(r"[A-Za-z_]\w*")
 _CAP = 10 ** 15
+
+
+@functools.cache
+def _re() -> SimpleNamespace:
+    """The pre-check's expressions, compiled on first use (a file with no #define never needs them)."""
+    return SimpleNamespace(
+        define=re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\([^)\n]*\))?((?:[^\n\\]|\\.)*)", re.M | re.S),
+        directive=re.compile(r"^[ \t]*#(?:[^\n\\]|\\.)*", re.M | re.S),
+        comment_or_string=re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)'),
+        token=re.compile(r"[A-Za-z_]\w*|\d[\w.]*|\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|##|\S"),
+        ident=re.compile(r"[A-Za-z_]\w*"))
 
 
 def macro_sizes(text: str) -> dict[str, int]:
     """Tokens each #define'd macro expands to, its macros expanded in turn (parameters count one token; a
     macro that reaches itself stops there, as the preprocessor does). Iterative: a chain of thousands of
     macros is no recursion."""
+    rx = _re()
     bodies: dict[str, list[str]] = {}
-    for m in _DEFINE.finditer(text):
-        params = set(_IDENT.findall(m.group(2) or ""))
-        body = _COMMENT_OR_STRING.sub(lambda c: c.group() if c.group()[0] in "\"'" else " ", m.group(3))
-        bodies[m.group(1)] = [t if t not in params else "" for t in _TOKEN.findall(body.replace("\\\n", " "))]
+    for m in rx.define.finditer(text):
+        params = set(rx.ident.findall(m.group(2) or ""))
+        body = rx.comment_or_string.sub(lambda c: c.group() if c.group()[0] in "\"'" else " ", m.group(3))
+        bodies[m.group(1)] = [t if t not in params else "" for t in rx.token.findall(body.replace("\\\n", " "))]
     sizes: dict[str, int] = {}
     for root in bodies:
         if root in sizes:
@@ -334,7 +343,7 @@ def expansion(text: str) -> tuple[int, str | None, int]:
     big = {n: s for n, s in macro_sizes(text).items() if s >= _BIG_MACRO}
     if not big:
         return 0, None, 0
-    code = _COMMENT_OR_STRING.sub(" ", _DIRECTIVE.sub("", text))
+    code = _re().comment_or_string.sub(" ", _re().directive.sub("", text))
     pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, big), key=len, reverse=True)) + r")\b")
     total, top = 0, None
     for m in pattern.finditer(code):

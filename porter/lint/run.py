@@ -240,7 +240,8 @@ def _run(tasks, jobs):
     todo = [i for i, r in enumerate(results) if r is None]
     if not todo:
         return results
-    isolate.preload()
+    if len(todo) > 1:
+        isolate.preload()        # many files: import once here rather than in every child
     workers = jobs or (os.cpu_count() or 1)
     workers = min(workers, len(todo)) if len(todo) >= PARALLEL_THRESHOLD else 1
     limits = isolate.Limits.of(tasks[0][1])
