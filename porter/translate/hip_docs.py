@@ -26,8 +26,11 @@ TITLES = {
     "cooperative_groups": "Cooperative groups",
     "cusolver": "cuSOLVER (hipSOLVER)",
     "nvrtc": "NVRTC (hipRTC)",
+    "cublaslt": "cuBLASLt (hipBLASLt)",
+    "cudnn": "cuDNN (hipDNN; MIOpen with --miopen)",
+    "nccl": "NCCL (RCCL)",
 }
-LIBRARY_OF_ROC = {"cublas": "rocBLAS", "curand": "rocRAND", "cusparse": "rocSPARSE", "cusolver": "rocSOLVER",
+LIBRARY_OF_ROC = {"cudnn": "MIOpen", "cublas": "rocBLAS", "curand": "rocRAND", "cusparse": "rocSPARSE", "cusolver": "rocSOLVER",
                   "headers": "roc"}
 
 
@@ -65,7 +68,11 @@ def render() -> str:
         "`unsupported`: no HIP equivalent, the name is reported and left alone. `deprecated` / `removed`:",
         "the CUDA API is deprecated / removed by NVIDIA. `experimental`: the HIP equivalent is experimental.",
         "The ROC column is the spelling used with `--roc` (rocBLAS, rocRAND, rocSPARSE); in those libraries",
-        "a row without one is unsupported under `--roc`.",
+        "a row without one is unsupported under `--roc`; for cuDNN it is the MIOpen spelling used with `--miopen`.",
+        "Rows come from HIPIFY's tables (`scripts/import_hipify_tables.py`, revision per area below); a `*` after",
+        "the HIP name marks a cuport correction or addition (`rules/hip/overlay.csv`, with its reason). CUDA",
+        "A/D/R: the CUDA version that added / deprecated / removed the name; HIP A: the HIP version that added",
+        "its counterpart (`--cuda-version` / `--hip-version` report names outside those ranges instead of renaming).",
         "",
         "## Summary",
         "",
@@ -73,7 +80,7 @@ def render() -> str:
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
     totals = dict.fromkeys(("rows", "supported", "unsupported", "deprecated", "removed", "experimental"), 0)
-    for area in hip_tables.AREAS:
+    for area in hip_tables.areas():
         c = _counts(hip_tables.load(area).values())
         for key in totals:
             totals[key] += c[key]
@@ -85,7 +92,7 @@ def render() -> str:
         f"| **Total** | {totals['rows']} | {totals['supported']} | {totals['unsupported']}"
         f" | {totals['deprecated']} | {totals['removed']} | {totals['experimental']} |"
     )
-    for area in hip_tables.AREAS:
+    for area in hip_tables.areas():
         table = hip_tables.load(area)
         c = _counts(table.values())
         out += [
@@ -95,17 +102,25 @@ def render() -> str:
             f"## {TITLES[area]}",
             "",
             f"`rules/hip/{area}.csv`: {c['rows']} rows, {c['supported']} supported, {c['unsupported']} unsupported,"
-            f" {c['deprecated']} deprecated, {c['removed']} removed.",
+            f" {c['deprecated']} deprecated, {c['removed']} removed."
+            + (f" Source: HIPIFY {hip_tables.source_revision(area)}." if hip_tables.source_revision(area) else ""),
             "",
         ]
         roc = area in LIBRARY_OF_ROC or any(m.roc for m in table.values())
-        head = ["CUDA", "HIP"] + (["ROC"] if roc else []) + ["Flags", "Note"]
+        head = ["CUDA", "HIP"] + (["ROC"] if roc else []) + ["Flags", "CUDA A/D/R", "HIP A", "Note"]
         out.append("| " + " | ".join(head) + " |")
         out.append("|" + "---|" * len(head))
         for name in sorted(table):
             m = table[name]
             hip = _code(m.hip) if m.hip else ("*(include removed)*" if m.removes_include else "")
-            cells = [_code(m.cuda), hip] + ([_code(m.roc)] if roc else []) + [", ".join(m.flags), _cell(m.note)]
+            if m.reason:
+                hip += " \\*"
+            ver = "/".join((m.cuda_added, m.cuda_deprecated, m.cuda_removed)) if any(
+                (m.cuda_added, m.cuda_deprecated, m.cuda_removed)) else ""
+            note = "; ".join(x for x in (m.note, m.reason if m.reason and not m.reason.startswith("note only") else "")
+                             if x)
+            cells = [_code(m.cuda), hip] + ([_code(m.roc)] if roc else []) + [", ".join(m.flags), ver, m.hip_added,
+                                                                             _cell(note)]
             out.append("| " + " | ".join(cells) + " |")
     out.append("")
     return "\n".join(out)

@@ -1,6 +1,10 @@
 """CUDA -> HIP mapping tables, loaded lazily from ``rules/hip/<area>.csv``.
 
-Each CSV has the header ``cuda,hip,roc,flags,note``. ``roc`` is the rocBLAS / rocRAND /
+Most files are generated from HIPIFY's published tables by ``scripts/import_hipify_tables.py PATH_TO_HIPIFY``
+(their ``#`` lines name the source revision; do not edit them). cuport's own rows and corrections live in
+``rules/hip/overlay.csv`` (``area,cuda,hip,roc,flags,note,reason``; a reason per row) and win over imported rows;
+``cooperative_groups.csv`` is cuport's own. Generated files have the columns of :data:`COLUMNS`; hand-written ones
+may use the first five only (``cuda,hip,roc,flags,note``). ``roc`` is the rocBLAS / rocRAND /
 rocSPARSE / ... spelling used when translating with ``--roc``; empty means "same as hip" in
 areas that have no roc library, and "no roc equivalent" in :data:`ROC_AREAS`. ``flags`` is a
 ``|``-separated subset of :data:`FLAGS`; ``deprecated`` and ``removed`` describe the CUDA side,
@@ -9,9 +13,8 @@ HIP-side deprecations go in the note. The layout follows HIPIFY's ``CUDA2HIP_*``
 A row with an empty ``hip`` must be flagged ``unsupported``, except in the ``headers`` area
 where an empty ``hip`` means "drop the include" (``device_launch_parameters.h``).
 
-The runtime, driver and type rows were seeded from AMD's HIPIFY-derived CUDA interop layer of
-HIP Python (hip-python-interop, MIT) and the library rows checked against the hipBLAS, hipSPARSE,
-hipFFT and hipRAND declarations shipped with hip-python 6.3; edit the CSV files directly.
+The version columns (CUDA added/deprecated/removed, HIP added/deprecated/removed, roc added) drive
+``--cuda-version`` / ``--hip-version``: see :func:`all_mappings`.
 """
 
 from __future__ import annotations
@@ -37,9 +40,19 @@ AREAS: tuple[str, ...] = (
     "cooperative_groups",
     "cusolver",
     "nvrtc",
+    "cublaslt",
+    "cudnn",
 )
+# generated only from HIPIFY revisions that have the table; loaded when present
+OPTIONAL_AREAS: tuple[str, ...] = ("nccl",)
 FLAGS: frozenset[str] = frozenset({"unsupported", "deprecated", "experimental", "removed"})
-COLUMNS: tuple[str, ...] = ("cuda", "hip", "roc", "flags", "note")
+COLUMNS: tuple[str, ...] = ("cuda", "hip", "roc", "flags", "cuda_added", "cuda_deprecated", "cuda_removed",
+                            "hip_added", "hip_deprecated", "hip_removed", "roc_added", "note")
+SHORT_COLUMNS: tuple[str, ...] = ("cuda", "hip", "roc", "flags", "note")
+OVERLAY_COLUMNS: tuple[str, ...] = ("area", "cuda", "hip", "roc", "flags", "note", "reason")
+VERSION_FIELDS: tuple[str, ...] = COLUMNS[4:11]
+# cuDNN rows: hip = hipDNN, roc = MIOpen (used with --miopen, HIPIFY's flag)
+MIOPEN_AREA = "cudnn"
 # With --roc these libraries are replaced by rocBLAS / rocRAND / rocSPARSE, whose handles and
 # types differ from the hip* ones: a row without a roc name cannot fall back to its hip name.
 ROC_AREAS: frozenset[str] = frozenset({"cublas", "curand", "cusparse", "cusolver"})
@@ -57,6 +70,14 @@ class Mapping:
     experimental: bool = False
     removed: bool = False
     note: str = ""
+    cuda_added: str = ""
+    cuda_deprecated: str = ""
+    cuda_removed: str = ""
+    hip_added: str = ""
+    hip_deprecated: str = ""
+    hip_removed: str = ""
+    roc_added: str = ""
+    reason: str = ""                # set on overlay rows: why cuport differs from HIPIFY
 
     def target(self, roc: bool = False) -> str:
         """The name to emit: the roc spelling when asked for and known, else the hip one."""
@@ -94,14 +115,59 @@ def table_path(area: str) -> Path:
 
 
 def _check_area(area: str) -> None:
-    if area not in AREAS:
+    if area not in AREAS and area not in OPTIONAL_AREAS:
         raise ValueError(f"unknown HIP mapping area {area!r}; known areas: {', '.join(AREAS)}")
 
 
+def areas() -> tuple[str, ...]:
+    """Every area with a table on disk (optional areas only when their file exists)."""
+    return AREAS + tuple(a for a in OPTIONAL_AREAS if table_path(a).is_file())
+
+
 def load(area: str) -> "MappingProxyType[str, Mapping]":
-    """All rows of one area, keyed by CUDA name (read-only)."""
+    """All rows of one area, keyed by CUDA name (read-only), overlay applied."""
     _check_area(area)
     return _load(area)
+
+
+def _records(path: Path):
+    """(line, header, record) of a CSV whose leading `#` lines are provenance comments."""
+    with path.open(newline="", encoding="utf-8") as fh:
+        lines = fh.read().splitlines(keepends=True)
+    skip = 0
+    while skip < len(lines) and lines[skip].startswith("#"):
+        skip += 1
+    reader = csv.reader(lines[skip:])
+    header = next(reader, None)
+    header = tuple(h.strip() for h in header) if header else None
+    return skip, header, reader
+
+
+def source_revision(area: str) -> str:
+    """The `# source:` line of a generated table ("" for hand-written ones)."""
+    path = table_path(area)
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            if not line.startswith("#"):
+                break
+            if line.startswith("# source:"):
+                return line[len("# source:"):].strip()
+    return ""
+
+
+def _flag_set(path, line, cuda, flags):
+    flag_set = {f.strip() for f in flags.split("|") if f.strip()} if flags else set()
+    unknown = flag_set - FLAGS
+    if unknown:
+        raise ValueError(f"{path}:{line}: unknown flag(s) {', '.join(sorted(unknown))} for {cuda!r};"
+                         f" allowed: {', '.join(sorted(FLAGS))}")
+    return flag_set
+
+
+def _mapping(area, cuda, hip, roc, flag_set, note, versions=None, reason=""):
+    return Mapping(cuda=cuda, hip=hip, roc=roc, area=area, unsupported="unsupported" in flag_set,
+                   deprecated="deprecated" in flag_set, experimental="experimental" in flag_set,
+                   removed="removed" in flag_set, note=note, reason=reason, **(versions or {}))
 
 
 @lru_cache(maxsize=None)
@@ -109,66 +175,158 @@ def _load(area: str) -> "MappingProxyType[str, Mapping]":
     path = table_path(area)
     rows: dict[str, Mapping] = {}
     first_line: dict[str, int] = {}
-    with path.open(newline="", encoding="utf-8") as fh:
-        reader = csv.reader(fh)
-        header = next(reader, None)
-        if header is None or tuple(h.strip() for h in header) != COLUMNS:
-            raise ValueError(f"{path}:1: header must be {','.join(COLUMNS)!r}, got {header!r}")
-        for record in reader:
-            line = reader.line_num
-            if not record or all(not field.strip() for field in record):
-                continue
-            if len(record) != len(COLUMNS):
-                raise ValueError(f"{path}:{line}: expected {len(COLUMNS)} fields, got {len(record)}")
-            cuda, hip, roc, flags, note = (field.strip() for field in record)
-            if not cuda:
-                raise ValueError(f"{path}:{line}: empty cuda name")
-            if cuda in rows:
-                raise ValueError(
-                    f"{path}:{line}: duplicate cuda name {cuda!r} (first defined on line {first_line[cuda]})"
-                )
-            flag_set = {f.strip() for f in flags.split("|") if f.strip()} if flags else set()
-            unknown = flag_set - FLAGS
-            if unknown:
-                raise ValueError(
-                    f"{path}:{line}: unknown flag(s) {', '.join(sorted(unknown))} for {cuda!r};"
-                    f" allowed: {', '.join(sorted(FLAGS))}"
-                )
-            if not hip and "unsupported" not in flag_set and area != HEADERS_AREA:
-                raise ValueError(f"{path}:{line}: {cuda!r} has no hip name but is not flagged unsupported")
-            rows[cuda] = Mapping(
-                cuda=cuda,
-                hip=hip,
-                roc=roc,
-                area=area,
-                unsupported="unsupported" in flag_set,
-                deprecated="deprecated" in flag_set,
-                experimental="experimental" in flag_set,
-                removed="removed" in flag_set,
-                note=note,
+    skip, header, reader = _records(path)
+    if header not in (COLUMNS, SHORT_COLUMNS):
+        raise ValueError(f"{path}:{skip + 1}: header must be {','.join(COLUMNS)!r} or "
+                         f"{','.join(SHORT_COLUMNS)!r}, got {header!r}")
+    for record in reader:
+        line = reader.line_num + skip
+        if not record or all(not field.strip() for field in record):
+            continue
+        if len(record) != len(header):
+            raise ValueError(f"{path}:{line}: expected {len(header)} fields, got {len(record)}")
+        fields = dict(zip(header, (field.strip() for field in record)))
+        cuda, hip = fields["cuda"], fields["hip"]
+        if not cuda:
+            raise ValueError(f"{path}:{line}: empty cuda name")
+        if cuda in rows:
+            raise ValueError(
+                f"{path}:{line}: duplicate cuda name {cuda!r} (first defined on line {first_line[cuda]})"
             )
-            first_line[cuda] = line
+        flag_set = _flag_set(path, line, cuda, fields["flags"])
+        if not hip and "unsupported" not in flag_set and area != HEADERS_AREA:
+            raise ValueError(f"{path}:{line}: {cuda!r} has no hip name but is not flagged unsupported")
+        versions = {k: fields.get(k, "") for k in VERSION_FIELDS}
+        rows[cuda] = _mapping(area, cuda, hip, fields["roc"], flag_set, fields["note"], versions)
+        first_line[cuda] = line
+    for cuda, (line, over) in _overlay().get(area, {}).items():
+        base = rows.get(cuda)
+        keep = "=" in (over["hip"], over["roc"], over["flags"])
+        if keep and base is None:
+            raise ValueError(f"{overlay_path()}:{line}: {cuda!r} keeps imported values (`=`) but {area}.csv "
+                             f"has no such row")
+        hip = base.hip if over["hip"] == "=" else over["hip"]
+        roc = base.roc if over["roc"] == "=" else over["roc"]
+        flag_set = set(base.flags) if over["flags"] == "=" else _flag_set(overlay_path(), line, cuda, over["flags"])
+        if not hip and "unsupported" not in flag_set and area != HEADERS_AREA:
+            raise ValueError(f"{overlay_path()}:{line}: {cuda!r} has no hip name but is not flagged unsupported")
+        versions = {k: getattr(base, k) for k in VERSION_FIELDS} if base is not None else None
+        note = over["note"] or (base.note if base is not None else "")
+        rows[cuda] = _mapping(area, cuda, hip, roc, flag_set, note, versions, over["reason"])
     return MappingProxyType(rows)
 
 
-def headers() -> "MappingProxyType[str, Mapping]":
-    """Include-file mappings (``cuda_runtime.h`` -> ``hip/hip_runtime.h``), kept out of identifier lookup."""
-    return load(HEADERS_AREA)
+def overlay_path() -> Path:
+    return rules_dir() / "hip" / "overlay.csv"
 
 
-def all_mappings(roc: bool = False) -> "MappingProxyType[str, Mapping]":
+@lru_cache(maxsize=1)
+def _overlay() -> dict[str, dict[str, tuple[int, dict]]]:
+    """{area: {cuda: (line, row)}} of rules/hip/overlay.csv (empty when there is none)."""
+    path = overlay_path()
+    if not path.is_file():
+        return {}
+    skip, header, reader = _records(path)
+    if header != OVERLAY_COLUMNS:
+        raise ValueError(f"{path}:{skip + 1}: header must be {','.join(OVERLAY_COLUMNS)!r}, got {header!r}")
+    out: dict[str, dict[str, tuple[int, dict]]] = {}
+    for record in reader:
+        line = reader.line_num + skip
+        if not record or all(not f.strip() for f in record):
+            continue
+        if len(record) != len(OVERLAY_COLUMNS):
+            raise ValueError(f"{path}:{line}: expected {len(OVERLAY_COLUMNS)} fields, got {len(record)}")
+        row = dict(zip(OVERLAY_COLUMNS, (f.strip() for f in record)))
+        if row["area"] not in AREAS and row["area"] not in OPTIONAL_AREAS:
+            raise ValueError(f"{path}:{line}: unknown area {row['area']!r}")
+        if not row["cuda"] or not row["reason"]:
+            raise ValueError(f"{path}:{line}: every overlay row needs a cuda name and a reason")
+        if row["cuda"] in out.setdefault(row["area"], {}):
+            raise ValueError(f"{path}:{line}: duplicate overlay row for {row['cuda']!r}")
+        out[row["area"]][row["cuda"]] = (line, row)
+    return out
+
+
+def headers(hip_version: str | None = None) -> "MappingProxyType[str, Mapping]":
+    """Include-file mappings (``cuda_runtime.h`` -> ``hip/hip_runtime.h``), kept out of identifier lookup, in the
+    header layout of the chosen ROCm (default: the newest, ``hipblas/hipblas.h``)."""
+    return _headers(_layout(hip_version))
+
+
+def _layout(hip_version: str | None) -> str:
+    return "flat" if hip_version and version_key(hip_version) < version_key(NESTED_LAYOUT_SINCE) else "nested"
+
+
+# ROCm 5.2 moved the library headers into per-library directories (the flat ones stayed as deprecated
+# wrappers until ROCm 6.x dropped them); HIPIFY's tables still spell some of them flat
+NESTED_LAYOUT_SINCE = "5.2.0"
+LIBRARY_HEADERS = ("hipblas.h", "rocblas.h", "hipsparse.h", "rocsparse.h", "hipsolver.h", "hipblaslt.h",
+                   "hipfft.h", "hiprand.h", "rocrand.h")
+
+
+def nested_header(name: str) -> str:
+    """`hipblas.h` -> `hipblas/hipblas.h` (other names unchanged)."""
+    return f"{name[:-2]}/{name}" if name in LIBRARY_HEADERS else name
+
+
+def flat_header(name: str) -> str:
+    """`hipblas/hipblas.h` -> `hipblas.h` (other names unchanged)."""
+    d, _, base = name.partition("/")
+    return base if base in LIBRARY_HEADERS and d == base[:-2] else name
+
+
+@lru_cache(maxsize=2)
+def _headers(layout: str) -> "MappingProxyType[str, Mapping]":
+    conv = nested_header if layout == "nested" else flat_header
+    return MappingProxyType({k: dataclasses.replace(m, hip=conv(m.hip), roc=conv(m.roc))
+                             for k, m in load(HEADERS_AREA).items()})
+
+
+def version_key(v: str) -> tuple[int, ...]:
+    """'12.0' / '12' / '5.7.1' -> a comparable tuple; ValueError for anything else."""
+    v = v.strip()
+    if not v or not all(p.isdigit() for p in v.split(".")):
+        raise ValueError(f"not a version number: {v!r}")
+    parts = tuple(int(p) for p in v.split("."))
+    return parts + (0,) * (3 - len(parts))
+
+
+def unavailable(m: Mapping, cuda_version: str | None = None, hip_version: str | None = None,
+                roc: bool = False) -> str:
+    """Why a mapping does not apply to the chosen versions ("" when it does)."""
+    if cuda_version and m.cuda_removed and version_key(m.cuda_removed) <= version_key(cuda_version):
+        return f"removed in CUDA {m.cuda_removed}"
+    if hip_version:
+        hv = version_key(hip_version)
+        added = m.roc_added if roc and m.roc else m.hip_added
+        lib = "ROCm" if roc and m.roc else "HIP"
+        if added and version_key(added) > hv:
+            return f"{lib} has it from {added} on, not in {hip_version}"
+        if not (roc and m.roc) and m.hip_removed and version_key(m.hip_removed) <= hv:
+            return f"removed in HIP {m.hip_removed}"
+    return ""
+
+
+def all_mappings(roc: bool = False, miopen: bool = False, cuda_version: str | None = None,
+                 hip_version: str | None = None) -> "MappingProxyType[str, Mapping]":
     """Identifier mappings of every area except headers, merged into one read-only dict.
 
     With ``roc=True`` rows of :data:`ROC_AREAS` that have no roc spelling come back flagged
     unsupported, because their hip* replacement would not mix with rocBLAS/rocRAND/rocSPARSE code.
+    cuDNN maps to hipDNN, or with ``miopen=True`` to MIOpen. A row removed in ``cuda_version`` or not (yet)
+    in ``hip_version`` comes back unsupported with the reason in its note, so it is reported, not renamed.
     """
-    return _all_mappings(bool(roc))
+    if cuda_version:
+        version_key(cuda_version)
+    if hip_version:
+        version_key(hip_version)
+    return _all_mappings(bool(roc), bool(miopen), cuda_version or None, hip_version or None)
 
 
-@lru_cache(maxsize=2)
-def _all_mappings(roc: bool) -> "MappingProxyType[str, Mapping]":
+@lru_cache(maxsize=8)
+def _all_mappings(roc: bool, miopen: bool, cuda_version, hip_version) -> "MappingProxyType[str, Mapping]":
     merged: dict[str, Mapping] = {}
-    for area in AREAS:
+    for area in areas():
         if area == HEADERS_AREA:
             continue
         for name, mapping in load(area).items():
@@ -177,8 +335,18 @@ def _all_mappings(roc: bool) -> "MappingProxyType[str, Mapping]":
                 raise ValueError(
                     f"{table_path(area)}: {name!r} is also defined in {table_path(other.area)}"
                 )
-            if roc and area in ROC_AREAS and not mapping.roc and not mapping.unsupported:
+            if area == MIOPEN_AREA:
+                if miopen:
+                    mapping = dataclasses.replace(mapping, hip=mapping.roc, roc="", hip_added=mapping.roc_added,
+                                                  unsupported=not mapping.roc)
+                else:
+                    mapping = dataclasses.replace(mapping, roc="")
+            elif roc and area in ROC_AREAS and not mapping.roc and not mapping.unsupported:
                 note = "no roc equivalent" if not mapping.note else f"{mapping.note}; no roc equivalent"
+                mapping = dataclasses.replace(mapping, unsupported=True, note=note)
+            why = unavailable(mapping, cuda_version, hip_version, roc) if not mapping.unsupported else ""
+            if why:
+                note = why if not mapping.note else f"{why}; {mapping.note}"
                 mapping = dataclasses.replace(mapping, unsupported=True, note=note)
             merged[name] = mapping
     return MappingProxyType(merged)
@@ -188,4 +356,6 @@ def clear_cache() -> None:
     """Forget loaded tables (for tests that edit the CSV files)."""
     _rules_dir.cache_clear()
     _load.cache_clear()
+    _overlay.cache_clear()
+    _headers.cache_clear()
     _all_mappings.cache_clear()
