@@ -112,6 +112,26 @@ def test_fix_mode_keeps_going_past_a_crasher(tmp_path):
     assert "& 31" not in (tmp_path / "b.cu").read_text()                   # the other file was fixed
 
 
+def test_crash_on_stdin_names_the_stdin_file(tmp_path):
+    e = dict(os.environ)
+    e.pop("CUPORT_OUTPUT_FORMAT", None)
+    r = subprocess.run([PY, "-m", "porter", "lint", "--no-cache", "--output-format", "concise", "--stdin-filename",
+                        "k.cu", "-"], input=macro_sum(15), capture_output=True, text=True, cwd=tmp_path, env=e)
+    assert r.returncode == 1
+    assert r.stdout.startswith("k.cu:1:1: CP000 clang crashed while parsing this file (signal 11")
+
+
+def test_add_noqa_does_not_suppress_a_crash(tmp_path):
+    (tmp_path / "a_crash.cu").write_text(macro_sum(15))
+    (tmp_path / "b.cu").write_text(FINDING)
+    r = cuport("lint", "--no-cache", "--add-noqa", str(tmp_path))
+    assert r.returncode == 1
+    assert f"cuport: error: {tmp_path / 'a_crash.cu'}: clang crashed while parsing" in r.stderr
+    assert "Added 1 noqa directive." in r.stderr
+    assert (tmp_path / "a_crash.cu").read_text() == macro_sum(15)
+    assert "noqa: CP102" in (tmp_path / "b.cu").read_text()
+
+
 # --- limits -------------------------------------------------------------------------------------------------
 
 def test_hang_gives_up_after_the_timeout(tmp_path):

@@ -178,7 +178,11 @@ def main(args) -> int:
         from porter.lint.suppress import add_noqa
         by_file = {}
         for d in diagnostics:
-            by_file.setdefault(d.filename, []).append(d)
+            if d.extra.get("gave_up"):           # a file cuport gave up on (porter.isolate): nothing to suppress
+                print(f"cuport: error: {d.filename}: {d.message}", file=sys.stderr)
+                status = max(status, 1)
+            else:
+                by_file.setdefault(d.filename, []).append(d)
         n = 0
         for path, ds in by_file.items():
             new = add_noqa(sources[path].text, ds)
@@ -251,10 +255,11 @@ def _run(tasks, jobs):
         if isinstance(r, isolate.Failure):
             path = tasks[i][0]
             try:
-                text = read_source(path).text
+                src = read_source(path)
+                text, name = src.text, src.path
             except SourceError:
-                text = ""
-            r = path, [isolate.diagnostic(path, r.message)], text, {}, None, None
+                text, name = "", path
+            r = path, [isolate.diagnostic(name, r.message)], text, {}, None, None
         results[i] = r
     return results
 
