@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -48,13 +49,20 @@ def main(argv=None) -> int:
     c = Campaign(seed=a.seed, max_invocations=a.invocations, max_seconds=a.seconds, timeout=a.timeout,
                  workers=a.workers, out_dir=a.out, reduce=not a.no_reduce, start=a.start,
                  log=lambda s: print(s, flush=True), tree=tree)
+    def write_json(c):
+        if a.json:
+            with open(a.json, "w") as fh:
+                json.dump({"summary": c.summary(), "failures": c.failures, "inputs": c.inputs,
+                           "invocations": c.invocations, "by_kind": dict(c.by_kind)}, fh, indent=1)
+
+    def stop(signum, frame):
+        Campaign.stop = True    # the loop sees it between inputs: the summary still comes
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    c.on_progress = write_json
     c.run()
-    text = c.summary()
-    sys.stdout.write(text)
-    if a.json:
-        with open(a.json, "w") as fh:
-            json.dump({"summary": text, "failures": c.failures, "inputs": c.inputs, "invocations": c.invocations,
-                       "by_kind": dict(c.by_kind)}, fh, indent=1)
+    sys.stdout.write(c.summary())
+    write_json(c)
     return 1 if c.failures else 0
 
 

@@ -92,6 +92,8 @@ class Campaign:
         self.reduce_tests, self.reduce_seconds, self.log = reduce_tests, reduce_seconds, log
         self.next_index = start
         self.tree = tree
+        self.on_progress = None
+        self.t0 = time.monotonic()
         self.not_reproduced = 0
         self.seeds = seed_files()
         self.inputs = 0
@@ -103,13 +105,17 @@ class Campaign:
         self.failures: list[dict] = []
         self.seconds = 0.0
 
+    stop = False   # set from a SIGTERM/SIGINT handler: finish the inputs in flight, then summarize
+
     def _done(self, t0) -> bool:
+        if self.stop:
+            return True
         if self.max_invocations is not None and self.invocations >= self.max_invocations:
             return True
         return self.max_seconds is not None and time.monotonic() - t0 >= self.max_seconds
 
     def run(self) -> "Campaign":
-        t0 = time.monotonic()
+        t0 = self.t0 = time.monotonic()
         if self.workers <= 1:
             while not self._done(t0):
                 self._record(run_one(self.seed, self._take(), self.timeout, self.seeds, self.tree))
@@ -134,6 +140,11 @@ class Campaign:
     def _record(self, res: dict) -> None:
         self.inputs += 1
         self.invocations += res["invocations"]
+        if self.log and self.inputs % 50 == 0:
+            self.log(f"progress: {self.inputs} inputs, {self.invocations} invocations, "
+                     f"{sum(self.by_kind.values())} failures")
+            if self.on_progress:
+                self.on_progress(self)
         for m in res["mutation"].split("+"):
             self.by_mutator[m] += 1
         seen = set()
@@ -162,8 +173,9 @@ class Campaign:
                          + (f" -> {where}" if where else ""))
 
     def summary(self) -> str:
+        secs = self.seconds or time.monotonic() - self.t0     # still running: so far
         lines = [f"cuport fuzz: seed {self.seed}, {self.inputs} inputs, {self.invocations} invocations "
-                 f"({self.reduce_invocations} more while minimizing), {self.seconds:.0f} s, "
+                 f"({self.reduce_invocations} more while minimizing), {secs:.0f} s, "
                  f"{len(self.seeds)} seed files",
                  "failures by kind:"]
         lines += [f"  {k:20s} {self.by_kind.get(k, 0)}" for k in KINDS]
