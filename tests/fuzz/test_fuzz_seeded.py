@@ -4,7 +4,7 @@ import pytest
 from fuzzlib.campaign import Campaign
 
 SEED = 20240611
-INVOCATIONS = 170
+INVOCATIONS = 150
 
 
 @pytest.mark.fuzz

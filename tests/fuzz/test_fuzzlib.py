@@ -97,5 +97,9 @@ def test_reducer_keeps_the_failure_and_drops_the_rest():
     small, tests = minimize(data, lambda d: b"BAD" in d, max_tests=2000)
     assert small == b"BAD"
     assert tests < 2000
+    # one long line is cut by words
+    line = b"x = " + b" + ".join([b"a"] * 3000) + b" + BAD + a;\n"
+    small, _ = minimize(line, lambda d: b"BAD" in d and d.count(b"a") >= 10, max_tests=2000)
+    assert b"BAD" in small and small.count(b"a") == 10 and len(small) < 100
     # a predicate that never holds leaves the input as it is
     assert minimize(b"a\nb\n", lambda d: False)[0] == b"a\nb\n"

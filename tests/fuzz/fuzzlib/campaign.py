@@ -95,6 +95,7 @@ class Campaign:
         self.on_progress = None
         self.t0 = time.monotonic()
         self.not_reproduced = 0
+        self.reduced: dict = {}
         self.seeds = seed_files()
         self.inputs = 0
         self.invocations = 0          # checking invocations (reduction runs are counted apart)
@@ -161,7 +162,9 @@ class Campaign:
             self.by_kind[fail["kind"]] += 1
             self.by_group[fail["group"]] += 1
             small = None
-            if self.reduce and self.out_dir:
+            sig = (fail["kind"], fail["step"])
+            self.reduced[sig] = self.reduced.get(sig, 0) + 1
+            if self.reduce and self.out_dir and self.reduced[sig] <= 2:   # the same failure again: saved as is
                 small, n = reduce_failure(res["data"], fail, res["opts"], self.timeout, self.reduce_tests,
                                           self.reduce_seconds, self.tree)
                 self.reduce_invocations += n

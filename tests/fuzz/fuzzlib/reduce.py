@@ -1,6 +1,7 @@
 """Delta debugging (Zeller's ddmin) over lines, then over bytes: the smallest input that still fails the same way."""
 from __future__ import annotations
 
+import re
 import time
 
 
@@ -40,6 +41,9 @@ def minimize(data: bytes, still_fails, max_tests: int = 200, max_seconds: float 
     lines = data.splitlines(True)
     lines = ddmin(lines, lambda ls: fails(b"".join(ls)), budget)
     data = b"".join(lines)
+    if len(lines) <= 64 and len(data) > 4096:    # few long lines: by words (a 250 KB expression on one line)
+        words = [w for w in re.split(rb"(\s+)", data) if w]
+        data = b"".join(ddmin(words, lambda ws: fails(b"".join(ws)), budget))
     if len(data) <= 4096:      # bytes only once the lines are few: ddmin is quadratic in the worst case
         data = bytes(ddmin(list(data), lambda bs: fails(bytes(bs)), budget))
     return data, tests[0]
