@@ -6,16 +6,17 @@ child each of these costs only that file: the supervisor here reads the child's 
 notices a death by signal, kills a child past its time or memory limit, and gives a Failure for that file, which
 the commands report as CP000 at line 1 while every other file keeps its result.
 
-No multiprocessing pool: Pool.map waits forever when a worker dies. A fork costs about a millisecond and the
-parent imports the heavy modules before forking, so a child starts with libclang and the rules loaded.
+No multiprocessing pool: Pool.map waits forever when a worker dies. The supervisor forks its own workers (a
+fork costs about a millisecond; the parent imports the heavy modules first when there are many files), hands
+them one file at a time and replaces a worker that died or was killed.
 
 Limits: `timeout` seconds of wall time per file and `memory_mib` MiB of resident memory per file (0 turns
 either off), from --timeout / --memory-limit or the `timeout` / `memory-limit` config keys. Memory is polled
 from /proc every POLL seconds (RLIMIT_AS where there is no /proc); a cheap pre-check (check_expansion) refuses a
 macro bomb before clang ever sees it.
 
-Test hook: CUPORT_TEST_HANG=NAME makes the child for the file whose base name is NAME sleep (the timeout's
-test); only the child honours it."""
+Test hook: CUPORT_TEST_HANG=NAME makes a worker sleep on the file whose base name is NAME (the timeout's
+test); only the worker honours it."""
 from __future__ import annotations
 
 import argparse
@@ -106,12 +107,19 @@ def diagnostic(path: str, message: str):
 
 
 # --- the supervisor -----------------------------------------------------------------------------------------
+# Workers are forked children that take task numbers from a pipe and answer with length-prefixed pickles, one
+# task at a time, so a worker keeps its warm state (libclang's index, the PCH, the rules' tables) from file to
+# file as a pool's would; the supervisor knows which task each worker is on, so a worker that dies, overruns
+# the timeout or the memory limit costs that task only, and a fresh worker takes its place.
 
-class _Job:
-    __slots__ = ("index", "pid", "fd", "chunks", "start")
+_HEADER = 8                                          # result frame: 8-byte length, then the pickle
 
-    def __init__(self, index, pid, fd):
-        self.index, self.pid, self.fd, self.chunks, self.start = index, pid, fd, [], time.monotonic()
+
+class _Worker:
+    __slots__ = ("pid", "to_fd", "from_fd", "buf", "task", "start")
+
+    def __init__(self, pid, to_fd, from_fd):
+        self.pid, self.to_fd, self.from_fd, self.buf, self.task, self.start = pid, to_fd, from_fd, bytearray(), None, 0.0
 
 
 def run_one(fn, task, limits: Limits = Limits(), name: str | None = None):
@@ -120,68 +128,124 @@ def run_one(fn, task, limits: Limits = Limits(), name: str | None = None):
 
 
 def run_each(fn, tasks, limits: Limits = Limits(), jobs: int = 1, name=None) -> list:
-    """[fn(task) or Failure] in the order of `tasks`, at most `jobs` children at a time. An exception raised by
-    fn in a child is raised here (an internal error stays one); a death, the timeout or the memory limit gives a
-    Failure for that task only. name(task) is the base name the CUPORT_TEST_HANG hook matches."""
+    """[fn(task) or Failure] in the order of `tasks`, on at most `jobs` workers. An exception fn raises in a
+    worker is raised here (an internal error stays one); a death by signal, the timeout or the memory limit
+    gives a Failure for that task only. name(task) is the base name the CUPORT_TEST_HANG hook matches."""
     tasks = list(tasks)
     if not hasattr(os, "fork"):                      # no fork (Windows): in-process, unprotected
         return [fn(t) for t in tasks]
     out: list = [None] * len(tasks)
     pending = deque(range(len(tasks)))
-    running: dict[int, _Job] = {}
+    workers: dict[int, _Worker] = {}                 # from_fd -> worker
     sel = selectors.DefaultSelector()
     try:
-        while pending or running:
-            while pending and len(running) < max(1, jobs):
-                i = pending.popleft()
-                job = _spawn(fn, tasks[i], i, limits, name(tasks[i]) if name else None)
-                running[job.fd] = job
-                sel.register(job.fd, selectors.EVENT_READ, job)
-            for key, _ in sel.select(_wait(running, limits)):
-                job = key.data
-                chunk = os.read(job.fd, 1 << 20)
+        while pending or any(w.task is not None for w in workers.values()):
+            for w in [w for w in workers.values() if w.task is None]:
+                if pending and not _assign(w, pending[0]):
+                    _retire(w, workers, sel)         # it died idle: the task waits for another worker
+                elif pending:
+                    pending.popleft()
+            while pending and len(workers) < max(1, jobs):
+                w = _spawn(fn, tasks, limits, name, workers)
+                workers[w.from_fd] = w
+                sel.register(w.from_fd, selectors.EVENT_READ, w)
+                task = pending.popleft()
+                if not _assign(w, task):                 # a worker that dies before its first task: no retry loop
+                    _retire(w, workers, sel)
+                    out[task] = Failure("exit", "the worker for this file could not start")
+            for key, _ in sel.select(_wait(workers, limits)):
+                w = key.data
+                chunk = os.read(w.from_fd, 1 << 20)
                 if chunk:
-                    job.chunks.append(chunk)
+                    w.buf += chunk
+                    frame = _frame(w)
+                    if frame is not None:
+                        out[w.task], w.task = _result(frame, limits), None
+                        if limits.memory_mib and _rss_mib(w.pid) > limits.memory_mib / 2:
+                            _retire(w, workers, sel)     # what a big file left behind must not count against the next
                     continue
-                sel.unregister(job.fd)
-                del running[job.fd]
-                out[job.index] = _finish(job, limits)
+                task = w.task
+                _retire(w, workers, sel, reap=False)
+                status, usage = _reap(w)
+                if task is not None:
+                    out[task] = _death(status, usage, limits)
             now = time.monotonic()
-            for job in list(running.values()):
-                failure = _over_limit(job, limits, now)
+            for w in list(workers.values()):
+                failure = _over_limit(w, limits, now) if w.task is not None else None
                 if failure is not None:
-                    sel.unregister(job.fd)
-                    del running[job.fd]
-                    _kill(job)
-                    out[job.index] = failure
+                    out[w.task] = failure
+                    _retire(w, workers, sel)
     finally:
-        for job in running.values():                # an exception or ^C here: leave no child behind
-            _kill(job)
+        for w in list(workers.values()):            # done, an exception or ^C: leave no child behind
+            _retire(w, workers, sel)
         sel.close()
     return out
 
 
-def _spawn(fn, task, index, limits, name) -> _Job:
+def _assign(w, task: int) -> bool:
+    try:
+        os.write(w.to_fd, task.to_bytes(4, "little"))
+    except BrokenPipeError:
+        return False
+    w.task, w.start = task, time.monotonic()
+    return True
+
+
+def _frame(w):
+    if len(w.buf) < _HEADER:
+        return None
+    size = int.from_bytes(w.buf[:_HEADER], "little")
+    if len(w.buf) < _HEADER + size:
+        return None
+    frame = bytes(w.buf[_HEADER:_HEADER + size])
+    del w.buf[:_HEADER + size]
+    return frame
+
+
+def _result(frame: bytes, limits):
+    tag, value = pickle.loads(frame)
+    if tag == "ok":
+        return value
+    if tag == "memory":
+        return Failure("memory", f"gave up: out of memory (--memory-limit {limits.memory_mib} MiB)")
+    raise value
+
+
+def _spawn(fn, tasks, limits, name, workers) -> _Worker:
     sys.stdout.flush()                               # a child must not inherit (and later repeat) buffered output
     sys.stderr.flush()
-    r, w = os.pipe()
+    task_r, task_w = os.pipe()
+    res_r, res_w = os.pipe()
     pid = os.fork()
-    if pid == 0:                                     # the child: never returns
-        os.close(r)
-        _child(fn, task, limits, name, w)
-    os.close(w)
-    return _Job(index, pid, r)
+    if pid == 0:                                     # the worker: never returns
+        code = 70
+        try:
+            os.close(task_w)
+            os.close(res_r)
+            for other in workers.values():           # the other workers' pipes: theirs alone
+                os.close(other.to_fd)
+                os.close(other.from_fd)
+            _worker(fn, tasks, limits, name, task_r, res_w)
+            code = 0
+        finally:
+            os._exit(code)                           # no atexit, no libclang teardown: the parent owns the run
+    os.close(task_r)
+    os.close(res_w)
+    return _Worker(pid, task_w, res_r)
 
 
-def _child(fn, task, limits, name, w) -> None:
-    code = 0
-    try:
-        signal.signal(signal.SIGINT, signal.SIG_DFL)    # ^C: the parent reports it, the children just stop
-        import faulthandler
-        faulthandler.disable()                       # a crash is the parent's CP000, not a Python stack dump
-        if limits.memory_mib and not os.path.exists("/proc/self/statm"):
-            _rlimit_as(limits.memory_mib)
-        if name and os.environ.get("CUPORT_TEST_HANG") == name:
+def _worker(fn, tasks, limits, name, task_r, res_w) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)     # ^C: the parent reports it, the workers just stop
+    import faulthandler
+    faulthandler.disable()                           # a crash is the parent's CP000, not a Python stack dump
+    if limits.memory_mib and not os.path.exists("/proc/self/statm"):
+        _rlimit_as(limits.memory_mib)
+    while True:
+        raw = os.read(task_r, 4)
+        if len(raw) < 4:
+            return
+        task = tasks[int.from_bytes(raw, "little")]
+        if name and os.environ.get("CUPORT_TEST_HANG") == name(task):
             time.sleep(10 ** 6)
         try:
             payload = pickle.dumps(("ok", fn(task)), protocol=pickle.HIGHEST_PROTOCOL)
@@ -192,16 +256,11 @@ def _child(fn, task, limits, name, w) -> None:
                 import traceback
                 traceback.print_exc()
             payload = _pickled_exception(exc)
-        view = memoryview(payload)
-        while view:
-            view = view[os.write(w, view):]
-        os.close(w)
         sys.stdout.flush()
         sys.stderr.flush()
-    except BaseException:
-        code = 70
-    finally:
-        os._exit(code)                               # no atexit, no libclang teardown: the parent owns the run
+        view = memoryview(len(payload).to_bytes(_HEADER, "little") + payload)
+        while view:
+            view = view[os.write(res_w, view):]
 
 
 def _pickled_exception(exc) -> bytes:
@@ -222,26 +281,29 @@ def _rlimit_as(mib: int) -> None:
         pass
 
 
-def _wait(running, limits) -> float | None:
-    if not running:
+def _wait(workers, limits) -> float | None:
+    busy = [w for w in workers.values() if w.task is not None]
+    if not busy:
         return 0
     if limits.memory_mib:
         return POLL
     if limits.timeout:
-        first = min(j.start for j in running.values())
+        first = min(w.start for w in busy)
         return max(0.0, first + limits.timeout - time.monotonic()) + 0.001
     return None
 
 
-def _over_limit(job, limits, now) -> Failure | None:
-    if limits.timeout and now - job.start > limits.timeout:
+def _over_limit(w, limits, now) -> Failure | None:
+    if limits.timeout and now - w.start > limits.timeout:
         return Failure("timeout", f"gave up after {limits.timeout:g} s (--timeout): this file took too long")
-    if limits.memory_mib:
-        rss = _rss_mib(job.pid)
-        if rss > limits.memory_mib:
-            return Failure("memory", f"gave up: exceeded {limits.memory_mib} MiB (--memory-limit) "
-                                     f"while parsing and analysing this file")
+    if limits.memory_mib and _rss_mib(w.pid) > limits.memory_mib:
+        return _memory(limits)
     return None
+
+
+def _memory(limits) -> Failure:
+    return Failure("memory", f"gave up: exceeded {limits.memory_mib} MiB (--memory-limit) while parsing and "
+                             f"analysing this file")
 
 
 _PAGE_MIB = os.sysconf("SC_PAGE_SIZE") / (1 << 20) if hasattr(os, "sysconf") else 4096 / (1 << 20)
@@ -255,39 +317,39 @@ def _rss_mib(pid: int) -> float:
         return 0.0
 
 
-def _kill(job) -> None:
-    try:
-        os.kill(job.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    os.waitpid(job.pid, 0)
-    os.close(job.fd)
+def _retire(w, workers, sel, reap: bool = True) -> None:
+    """Stop using a worker: unregister and close its pipes; with reap, kill it and wait for it."""
+    sel.unregister(w.from_fd)
+    del workers[w.from_fd]
+    os.close(w.to_fd)
+    os.close(w.from_fd)
+    if reap:
+        try:
+            os.kill(w.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(w.pid, 0)
 
 
-def _finish(job, limits) -> object:
-    os.close(job.fd)
-    _, status, usage = os.wait4(job.pid, 0)
+def _reap(w):
+    _, status, usage = os.wait4(w.pid, 0)
+    return status, usage
+
+
+def _death(status, usage, limits) -> Failure:
+    """What a worker that died on a task says about that task's file."""
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         if limits.memory_mib and usage.ru_maxrss / 1024 >= limits.memory_mib:
-            return Failure("memory", f"gave up: exceeded {limits.memory_mib} MiB (--memory-limit) "
-                                     f"while parsing and analysing this file")
+            return _memory(limits)
         try:
             sname = f", {signal.Signals(sig).name}"
         except ValueError:
             sname = ""
         return Failure("crash", f"clang crashed while parsing this file (signal {sig}{sname}); "
                                 f"its other findings are unknown")
-    try:
-        tag, value = pickle.loads(b"".join(job.chunks))
-    except Exception:
-        return Failure("exit", f"the worker for this file exited with status {os.waitstatus_to_exitcode(status)} "
-                               f"and no result")
-    if tag == "ok":
-        return value
-    if tag == "memory":
-        return Failure("memory", f"gave up: out of memory (--memory-limit {limits.memory_mib} MiB)")
-    raise value
+    return Failure("exit", f"the worker for this file exited with status {os.waitstatus_to_exitcode(status)} "
+                           f"and no result")
 
 
 # --- the macro-bomb pre-check ---------------------------------------------------------------------------------
