@@ -277,6 +277,12 @@ def test_run_each_keeps_order_and_isolates_each_kind_of_failure():
     assert out[5].message.startswith("gave up: exceeded 300 MiB")
 
 
+def test_one_worker_goes_on_after_a_death():
+    out = isolate.run_each(_work, [1, "segv", 2, "exit", 3], isolate.Limits(timeout=30, memory_mib=0), jobs=1)
+    assert [out[0], out[2], out[4]] == [2, 4, 6]
+    assert (out[1].kind, out[3].kind) == ("crash", "exit")
+
+
 def test_run_each_raises_a_childs_exception_and_leaves_no_child():
     with pytest.raises(ValueError, match="from the child"):
         isolate.run_each(_work, ["sleep", "raise"], isolate.Limits(timeout=30, memory_mib=0), jobs=2)
