@@ -103,3 +103,13 @@ def test_reducer_keeps_the_failure_and_drops_the_rest():
     assert b"BAD" in small and small.count(b"a") == 10 and len(small) < 100
     # a predicate that never holds leaves the input as it is
     assert minimize(b"a\nb\n", lambda d: False)[0] == b"a\nb\n"
+
+
+def test_damaged_cache_entries_are_checked_against_the_cold_run():
+    src = os.path.join(os.path.dirname(FAKE), "..", "..", "examples", "warp_reduce", "warp_sum.cu")
+    data = open(src, "rb").read()
+    runner = Runner(timeout=120)
+    assert check_input(runner, data, {"corrupt_cache": "foreign"}, groups=["lint"]) == []
+    assert runner.invocations == 8          # cold, warm, five formats, then the run over the damaged entry
+    runner = Runner(timeout=120)
+    assert check_input(runner, data, {}, groups=["lint"]) == [] and runner.invocations == 7

@@ -7,6 +7,7 @@ cache gives the same JSON as a cold run.
 """
 from __future__ import annotations
 
+import glob
 import json
 import os
 import re
@@ -87,7 +88,12 @@ class Runner:
 def choose_opts(r) -> dict:
     """The per-input option choices (kept with a failure so that it replays exactly)."""
     return {"validate": r.randint(0, 1) == 1, "report_json": r.randint(0, 1) == 1, "diff": r.randint(0, 2) == 0,
-            "hip_syntax": r.choice(["cuda", "hip"]), "unsafe": r.randint(0, 3) == 0}
+            "hip_syntax": r.choice(["cuda", "hip"]), "unsafe": r.randint(0, 3) == 0,
+            "corrupt_cache": r.choice([None, None, None, "truncate", "foreign", "garbage"])}
+
+
+CORRUPT = {"truncate": lambda b: b[:len(b) // 2], "foreign": lambda b: b'{"c": [1, 2], "fix": 3}',
+           "garbage": lambda b: b"\xff\x00not json"}
 
 
 def check_input(runner: Runner, data: bytes, opts: dict | None = None, groups=GROUPS) -> list[Failure]:
@@ -253,6 +259,22 @@ def _group_lint(runner, work, data, opts):
                                  f"{sorted((base - got).elements())[:5]}", res.argv))
     if _read(os.path.join(d, NAME)) != data:
         fails.append(Failure("input modified", "lint", "lint", "plain lint changed the file", args))
+    how = opts.get("corrupt_cache")
+    entries = glob.glob(os.path.join(d, ".cuport_cache", "**", "*.json"), recursive=True)
+    if how and entries and not fails:
+        # the cache is untrusted input: a damaged entry is a miss, never an error or a different answer
+        for e in entries:
+            with open(e, "r+b") as fh:
+                bad = CORRUPT[how](fh.read())
+                fh.seek(0)
+                fh.truncate()
+                fh.write(bad)
+        res = runner.run(args, d)
+        fails += _basic(res, "lint", f"lint json (cache entry {how})")
+        if not fails and (res.out != cold.out or res.rc != cold.rc):
+            fails.append(Failure("cache mismatch", "lint", f"lint json (cache entry {how})",
+                                 f"exit {res.rc} / {len(res.out)} bytes vs cold exit {cold.rc} / {len(cold.out)} "
+                                 f"bytes", res.argv))
     return fails
 
 
