@@ -10,8 +10,8 @@ No multiprocessing pool: Pool.map waits forever when a worker dies. The supervis
 fork costs about a millisecond; the parent imports the heavy modules first when there are many files), hands
 them one file at a time and replaces a worker that died or was killed.
 
-Limits: `timeout` seconds of wall time per file and `memory_mib` MiB of resident memory per file (0 turns
-either off), from --timeout / --memory-limit or the `timeout` / `memory-limit` config keys. Memory is polled
+Limits: `timeout` seconds of wall time per file (per MiB of source for a file over 1 MiB: a big file is slow,
+not stuck) and `memory_mib` MiB of resident memory per file (0 turns either off), from --timeout / --memory-limit or the `timeout` / `memory-limit` config keys. Memory is polled
 from /proc every POLL seconds (RLIMIT_AS where there is no /proc); a cheap pre-check (check_expansion) refuses a
 macro bomb before clang ever sees it.
 
@@ -116,21 +116,24 @@ _HEADER = 8                                          # result frame: 8-byte leng
 
 
 class _Worker:
-    __slots__ = ("pid", "to_fd", "from_fd", "buf", "task", "start")
+    __slots__ = ("pid", "to_fd", "from_fd", "buf", "task", "start", "allowed")
 
     def __init__(self, pid, to_fd, from_fd):
-        self.pid, self.to_fd, self.from_fd, self.buf, self.task, self.start = pid, to_fd, from_fd, bytearray(), None, 0.0
+        self.pid, self.to_fd, self.from_fd, self.buf = pid, to_fd, from_fd, bytearray()
+        self.task, self.start, self.allowed = None, 0.0, 0.0
 
 
-def run_one(fn, task, limits: Limits = Limits(), name: str | None = None):
+def run_one(fn, task, limits: Limits = Limits(), name: str | None = None, size: int = 0):
     """fn(task) in a supervised child: its result, or a Failure."""
-    return run_each(fn, [task], limits, 1, (lambda _t: name) if name else None)[0]
+    return run_each(fn, [task], limits, 1, (lambda _t: name) if name else None, lambda _t: size)[0]
 
 
-def run_each(fn, tasks, limits: Limits = Limits(), jobs: int = 1, name=None) -> list:
+def run_each(fn, tasks, limits: Limits = Limits(), jobs: int = 1, name=None, size=None) -> list:
     """[fn(task) or Failure] in the order of `tasks`, on at most `jobs` workers. An exception fn raises in a
     worker is raised here (an internal error stays one); a death by signal, the timeout or the memory limit
-    gives a Failure for that task only. name(task) is the base name the CUPORT_TEST_HANG hook matches."""
+    gives a Failure for that task only. name(task) is the base name the CUPORT_TEST_HANG hook matches;
+    size(task) the bytes of source, which scale the timeout (allowed)."""
+    allowed = (lambda t: _allowed(limits, size(t))) if size else (lambda t: limits.timeout)
     tasks = list(tasks)
     if not hasattr(os, "fork"):                      # no fork (Windows): in-process, unprotected
         return [fn(t) for t in tasks]
@@ -141,7 +144,7 @@ def run_each(fn, tasks, limits: Limits = Limits(), jobs: int = 1, name=None) -> 
     try:
         while pending or any(w.task is not None for w in workers.values()):
             for w in [w for w in workers.values() if w.task is None]:
-                if pending and not _assign(w, pending[0]):
+                if pending and not _assign(w, pending[0], allowed(tasks[pending[0]])):
                     _retire(w, workers, sel)         # it died idle: the task waits for another worker
                 elif pending:
                     pending.popleft()
@@ -150,7 +153,7 @@ def run_each(fn, tasks, limits: Limits = Limits(), jobs: int = 1, name=None) -> 
                 workers[w.from_fd] = w
                 sel.register(w.from_fd, selectors.EVENT_READ, w)
                 task = pending.popleft()
-                if not _assign(w, task):                 # a worker that dies before its first task: no retry loop
+                if not _assign(w, task, allowed(tasks[task])):                 # a worker that dies before its first task: no retry loop
                     _retire(w, workers, sel)
                     out[task] = Failure("exit", "the worker for this file could not start")
             for key, _ in sel.select(_wait(workers, limits)):
@@ -182,13 +185,18 @@ def run_each(fn, tasks, limits: Limits = Limits(), jobs: int = 1, name=None) -> 
     return out
 
 
-def _assign(w, task: int) -> bool:
+def _assign(w, task: int, allowed: float) -> bool:
     try:
         os.write(w.to_fd, task.to_bytes(4, "little"))
     except BrokenPipeError:
         return False
-    w.task, w.start = task, time.monotonic()
+    w.task, w.start, w.allowed = task, time.monotonic(), allowed
     return True
+
+
+def _allowed(limits, nbytes) -> float:
+    """The timeout is per file up to 1 MiB of source, per MiB beyond (a big file is slow, not stuck)."""
+    return limits.timeout * max(1.0, (nbytes or 0) / (1 << 20))
 
 
 def _frame(w):
@@ -288,14 +296,16 @@ def _wait(workers, limits) -> float | None:
     if limits.memory_mib:
         return POLL
     if limits.timeout:
-        first = min(w.start for w in busy)
-        return max(0.0, first + limits.timeout - time.monotonic()) + 0.001
+        first = min(w.start + w.allowed for w in busy)
+        return max(0.0, first - time.monotonic()) + 0.001
     return None
 
 
 def _over_limit(w, limits, now) -> Failure | None:
-    if limits.timeout and now - w.start > limits.timeout:
-        return Failure("timeout", f"gave up after {limits.timeout:g} s (--timeout): this file took too long")
+    if limits.timeout and now - w.start > w.allowed:
+        per = "" if w.allowed == limits.timeout else f" {limits.timeout:g} s per MiB of source"
+        return Failure("timeout", f"gave up after {w.allowed:.0f} s (--timeout{per}): this file took too long"
+                       if per else f"gave up after {w.allowed:g} s (--timeout): this file took too long")
     if limits.memory_mib and _rss_mib(w.pid) > limits.memory_mib:
         return _memory(limits)
     return None
@@ -462,7 +472,15 @@ def call(fn, path: str, limits: Limits, text: str | None = None):
         bomb = check_expansion(src, limits.memory_mib)
         return Failure("memory", bomb) if bomb else fn()
     preload()
-    return run_one(child, None, limits, name=os.path.basename(path))
+    nbytes = len(text) if text is not None else file_size(path)
+    return run_one(child, None, limits, name=os.path.basename(path), size=nbytes)
+
+
+def file_size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 def failed_translation(path: str, target: str, message: str):

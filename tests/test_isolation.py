@@ -283,6 +283,14 @@ def test_one_worker_goes_on_after_a_death():
     assert (out[1].kind, out[3].kind) == ("crash", "exit")
 
 
+def test_timeout_is_per_mib_of_source_beyond_the_first():
+    limits = isolate.Limits(timeout=1, memory_mib=0)
+    out = isolate.run_each(_work, ["sleep", "sleep"], limits, jobs=2, size=lambda t: 3 << 20)
+    assert out[0].message == "gave up after 3 s (--timeout 1 s per MiB of source): this file took too long"
+    assert isolate._allowed(limits, 1000) == 1 and isolate._allowed(limits, 1 << 20) == 1
+    assert isolate._allowed(isolate.Limits(60, 0), 8 << 20) == 480
+
+
 def test_run_each_raises_a_childs_exception_and_leaves_no_child():
     with pytest.raises(ValueError, match="from the child"):
         isolate.run_each(_work, ["sleep", "raise"], isolate.Limits(timeout=30, memory_mib=0), jobs=2)

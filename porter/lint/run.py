@@ -250,7 +250,7 @@ def _run(tasks, jobs):
     workers = min(workers, len(todo)) if len(todo) >= PARALLEL_THRESHOLD else 1
     limits = isolate.Limits.of(tasks[0][1])
     done = isolate.run_each(_lint_one, [tasks[i] for i in todo], limits, workers,
-                            name=lambda t: os.path.basename(t[0]))
+                            name=lambda t: os.path.basename(t[0]), size=lambda t: isolate.file_size(t[0]))
     for i, r in zip(todo, done):
         if isinstance(r, isolate.Failure):
             path = tasks[i][0]
