@@ -199,7 +199,7 @@ def test_bom_stays_at_byte_0_after_fix_and_translate(tmp_path):
     assert rc == 1 and "k.cu:1:39: CP102" in out.decode() and "plain.cu:1:39: CP102" in out.decode()
     rc, out, err = cuport("translate", "--to", "hip", "k.cu", cwd=tmp_path)
     assert rc == 0, err
-    assert out.startswith(BOM + b"\n#include \"hip/hip_runtime.h\"") and b"threadIdx.x % warpSize" in out
+    assert out.startswith(BOM + b"\n#include <hip/hip_runtime.h>") and b"threadIdx.x % warpSize" in out
     rc, _, err = cuport("lint", "--no-cache", "--fix", "k.cu", cwd=tmp_path)
     data = (tmp_path / "k.cu").read_bytes()
     assert rc == 0 and data.startswith(BOM + b"__global__") and b"% warpSize" in data
@@ -214,7 +214,7 @@ def test_platform_guards_never_split_a_declaration(tmp_path, decl):
     assert rc == 0, err
     i = lines.index(decl + " { return *a; }")
     assert lines[i - 1].startswith("#if !defined(__HIP_PLATFORM_AMD__)") and lines[i + 1] == "#endif"
-    assert lines.index('#include "hip/hip_runtime.h"') < i - 1          # the include is never inside the guard
+    assert lines.index('#include <hip/hip_runtime.h>') < i - 1          # the include is never inside the guard
 
 
 # --- 10.6: encodings -----------------------------------------------------------------------------------------

@@ -183,11 +183,11 @@ def test_headers():
 
 def test_prologue_where_hipify_clang_puts_it():
     kern = "__global__ void k(int* x) { x[0] = 1; }\n"
-    assert hip(kern, portability_fixes=False).text == '\n#include "hip/hip_runtime.h"\n' + kern
+    assert hip(kern, portability_fixes=False).text == '\n#include <hip/hip_runtime.h>\n' + kern
     out = hip("// top\n#include <cstdio>\n" + kern, portability_fixes=False).text
-    assert out == '// top\n\n#include "hip/hip_runtime.h"\n#include <cstdio>\n' + kern
+    assert out == '// top\n\n#include <hip/hip_runtime.h>\n#include <cstdio>\n' + kern
     out = hip("#pragma once\n" + kern, "h.cuh", portability_fixes=False).text
-    assert out == '#pragma once\n#include "hip/hip_runtime.h"\n\n' + kern
+    assert out == '#pragma once\n#include <hip/hip_runtime.h>\n\n' + kern
     plain = "int add(int a, int b) { return a + b; }\n"
     assert hip(plain, "plain.cpp", portability_fixes=False).text == plain      # nothing CUDA: nothing added
 
@@ -286,7 +286,7 @@ def test_launch_syntax_both_ways(cuda, hip_form):
 def test_launch_keeps_comments_and_renames_inside():
     src = ("void f(cudaStream_t s) {\n  k<<<g, b, 0, s>>>(  // why\n      x, /* out */ y, cudaMemcpyHostToDevice);\n}\n")
     out = hip(src, launch_syntax="hip", portability_fixes=False).text
-    assert out == ("\n#include \"hip/hip_runtime.h\"\nvoid f(hipStream_t s) {\n"
+    assert out == ("\n#include <hip/hip_runtime.h>\nvoid f(hipStream_t s) {\n"
                    "  hipLaunchKernelGGL(k, dim3(g), dim3(b), 0, s, // why\n"
                    "      x, /* out */ y, hipMemcpyHostToDevice);\n}\n")
 

@@ -105,6 +105,9 @@ class HipOptions:
     portability_fixes: bool = True
     notes: bool = True                   # `// cuport: CPxxx` comments where a human must look
     roc: bool = False                    # library names of the roc* libraries instead of hip*
+    miopen: bool = False                 # cuDNN -> MIOpen instead of hipDNN (HIPIFY's --miopen)
+    cuda_version: str | None = None      # names removed in this CUDA are reported, not renamed
+    hip_version: str | None = None       # names newer than this HIP are reported; its header layout
     parse_options: ParseOptions = field(default_factory=ParseOptions)
     settings: object = None
 
@@ -139,7 +142,8 @@ def portability_codes() -> set[str]:
 def translate(path: str, text: str | None = None, *, launch_syntax: str = "cuda", portability_fixes: bool = True,
               notes: bool = True, roc: bool = False, include_dirs=(), defines=(), extra_args=(),
               compile_commands: str | None = None, header_mode: str = "light",
-              parse_options: ParseOptions | None = None, settings=None) -> TranslationResult:
+              parse_options: ParseOptions | None = None, settings=None, miopen: bool = False,
+              cuda_version: str | None = None, hip_version: str | None = None) -> TranslationResult:
     """Translate one CUDA file (its contents given as `text`, or read from `path`)."""
     t0 = time.perf_counter()
     if launch_syntax not in ("cuda", "hip"):
@@ -153,7 +157,8 @@ def translate(path: str, text: str | None = None, *, launch_syntax: str = "cuda"
             extra_args=list(extra_args) + (list(getattr(settings, "extra_args", []) or []) if extra else []),
             compile_commands=compile_commands, header_mode=header_mode)
     popts = parse_options
-    opts = HipOptions(launch_syntax, portability_fixes, notes and portability_fixes, roc, popts, settings)
+    opts = HipOptions(launch_syntax, portability_fixes, notes and portability_fixes, roc, miopen, cuda_version,
+                      hip_version, popts, settings)
     return _Translator(source, opts, t0).run()
 
 
@@ -249,8 +254,9 @@ class _Translator(H.HandlerContext):
     # the passes
     def run(self) -> TranslationResult:
         from porter.translate import hip_tables
-        self.maps = hip_tables.all_mappings(roc=self.opts.roc)
-        self.header_maps = hip_tables.headers()
+        self.maps = hip_tables.all_mappings(roc=self.opts.roc, miopen=self.opts.miopen,
+                                            cuda_version=self.opts.cuda_version, hip_version=self.opts.hip_version)
+        self.header_maps = hip_tables.headers(self.opts.hip_version, self.opts.miopen)
         self.model, lint_diags, fixed = lint_and_fix(self.original, self.opts)
         self.source = self.model.source
         self.tokens = self.model.tokens

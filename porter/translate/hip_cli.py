@@ -96,6 +96,12 @@ def add_arguments(parser) -> None:
     add(tr, "--include-headers", dest="include_headers", action="store_true",
         help="also translate the project headers the inputs include")
     add(tr, "--roc", dest="roc", action="store_true", help="use rocBLAS/rocRAND/rocSPARSE/... instead of hip*")
+    add(tr, "--miopen", dest="miopen", action="store_true", help="translate cuDNN to MIOpen instead of hipDNN")
+    add(tr, "--cuda-version", dest="cuda_version", metavar="X.Y",
+        help="the CUDA the source was written for: names it removed are reported instead of renamed")
+    add(tr, "--hip-version", "--rocm-version", dest="hip_version", metavar="X.Y",
+        help="the HIP/ROCm to target (default: the newest): names it lacks are reported instead of renamed, "
+             "library headers follow its layout (hipblas.h before 5.2, hipblas/hipblas.h from 5.2 on)")
     fe = group("parsing")
     add(fe, "-p", dest="compile_commands", metavar="PATH", help="compile_commands.json or the directory holding it")
     add(fe, "-I", dest="include_dirs", action="append", default=[], metavar="DIR", help="add an include directory")
@@ -214,6 +220,13 @@ def _run(args) -> int:
     stats_fmt = _opt(args, "print_stats") or ("text" if examine else None)
     if not paths:
         raise UsageError("no input files")
+    from porter.translate.hip_tables import version_key
+    for flag, v in (("--cuda-version", _opt(args, "cuda_version")), ("--hip-version", _opt(args, "hip_version"))):
+        try:
+            if v is not None:
+                version_key(v)
+        except ValueError:
+            raise UsageError(f"{flag}: not a version number: {v!r} (expected X.Y or X.Y.Z)")
     modes = [m for m, on in (("-o", output), ("--output-dir", output_dir), ("--inplace", inplace)) if on]
     if len(modes) > 1:
         raise UsageError(f"{' and '.join(modes)} cannot be combined")
@@ -260,7 +273,8 @@ def _run(args) -> int:
         raise UsageError(str(exc))
     options = dict(settings=settings, launch_syntax=_opt(args, "launch_syntax", "cuda"),
                    portability_fixes=not _opt(args, "no_portability_fixes", False),
-                   roc=bool(_opt(args, "roc", False)),
+                   roc=bool(_opt(args, "roc", False)), miopen=bool(_opt(args, "miopen", False)),
+                   cuda_version=_opt(args, "cuda_version"), hip_version=_opt(args, "hip_version"),
                    include_dirs=list(_opt(args, "include_dirs", [])), defines=list(_opt(args, "defines", [])),
                    extra_args=list(_opt(args, "extra_args", [])), compile_commands=_opt(args, "compile_commands"),
                    header_mode=_opt(args, "header_mode", "light"))

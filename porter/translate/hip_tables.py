@@ -247,10 +247,10 @@ def _overlay() -> dict[str, dict[str, tuple[int, dict]]]:
     return out
 
 
-def headers(hip_version: str | None = None) -> "MappingProxyType[str, Mapping]":
+def headers(hip_version: str | None = None, miopen: bool = False) -> "MappingProxyType[str, Mapping]":
     """Include-file mappings (``cuda_runtime.h`` -> ``hip/hip_runtime.h``), kept out of identifier lookup, in the
     header layout of the chosen ROCm (default: the newest, ``hipblas/hipblas.h``)."""
-    return _headers(_layout(hip_version))
+    return _headers(_layout(hip_version), bool(miopen))
 
 
 def _layout(hip_version: str | None) -> str:
@@ -275,11 +275,19 @@ def flat_header(name: str) -> str:
     return base if base in LIBRARY_HEADERS and d == base[:-2] else name
 
 
-@lru_cache(maxsize=2)
-def _headers(layout: str) -> "MappingProxyType[str, Mapping]":
+@lru_cache(maxsize=4)
+def _headers(layout: str, miopen: bool) -> "MappingProxyType[str, Mapping]":
     conv = nested_header if layout == "nested" else flat_header
-    return MappingProxyType({k: dataclasses.replace(m, hip=conv(m.hip), roc=conv(m.roc))
-                             for k, m in load(HEADERS_AREA).items()})
+    out = {}
+    for k, m in load(HEADERS_AREA).items():
+        hip, roc = m.hip, m.roc
+        if k in DNN_HEADERS:            # its roc column is MIOpen's: --miopen selects it, --roc does not
+            hip, roc = (roc or hip) if miopen else hip, ""
+        out[k] = dataclasses.replace(m, hip=conv(hip), roc=conv(roc))
+    return MappingProxyType(out)
+
+
+DNN_HEADERS = frozenset({"cudnn.h"})
 
 
 def version_key(v: str) -> tuple[int, ...]:
