@@ -174,3 +174,15 @@ def test_repository_tables_record_their_source():
             assert hip_tables.source_revision(area) == ""
         else:
             assert hip_tables.source_revision(area).split()[0] == "ROCm/HIPIFY", area
+
+
+def test_translate_flags_select_rows_and_layout():
+    from porter.translate.hip import translate
+    src = "#include <cublas_v2.h>\n#include <cudnn.h>\nvoid f() { cudaBindTexture(0, 0, 0, 0, 0); cudnnHandle_t h; }\n"
+    plain = translate("t.cu", src, portability_fixes=False)
+    assert "hipBindTexture(" in plain.text and "<hipblas/hipblas.h>" in plain.text and "<hipDNN.h>" in plain.text
+    old = translate("t.cu", src, portability_fixes=False, cuda_version="12.0", hip_version="5.1", miopen=True)
+    assert "cudaBindTexture(" in old.text and "<hipblas.h>" in old.text
+    assert "<miopen/miopen.h>" in old.text and "miopenHandle_t h;" in old.text
+    d = [x for x in old.diagnostics if x.code == "CP907" and "cudaBindTexture" in x.message]
+    assert d and "removed in CUDA 12.0" in d[0].message and d[0].row == 3
