@@ -433,7 +433,14 @@ def _param_values(model: FileModel, site_fn: Function, node: Node) -> list:
 
 
 def _kernel_function(model: FileModel, name: str) -> Function | None:
-    cands = [f for f in model.functions if f.name == name and f.is_kernel]
+    idx = model.__dict__.get("_kernels_by_name")      # one index per model: a scan per launch was quadratic
+    if idx is None or idx[0] != len(model.functions):
+        by_name: dict = {}
+        for f in model.functions:
+            if f.is_kernel:
+                by_name.setdefault(f.name, []).append(f)
+        idx = model._kernels_by_name = (len(model.functions), by_name)
+    cands = idx[1].get(name, [])
     with_body = [f for f in cands if f.body is not None]
     return (with_body or cands or [None])[0]
 

@@ -551,7 +551,11 @@ class FileModel:
 
     @property
     def kernels(self) -> list[Function]:
-        return [f for f in self.functions if f.is_kernel]
+        # cached per length of `functions` (rules ask for it once per kernel: a scan each time was quadratic)
+        c = self.__dict__.get("_kernels")
+        if c is None or c[0] != len(self.functions):
+            c = self._kernels = (len(self.functions), [f for f in self.functions if f.is_kernel])
+        return list(c[1])
 
     def calls(self, names=None, device_only=False) -> Iterator[Node]:
         for n in self.of_kind("CALL_EXPR"):

@@ -123,25 +123,31 @@ class _Offsets:
 
     def forward(self, p: int, end: bool = False) -> int:
         """Where the text at `p` is after the edits; inside a replaced range: where its replacement starts. An
-        insertion at `p` moves the text at `p` after it (with `end`, `p` ends a range and stays before it)."""
-        delta = 0
-        for os_, oe, ns, ne in self.spans:
-            if p < os_ or (p == os_ == oe and end):
-                break
-            if os_ <= p < oe:
-                return ns
-            delta = ne - oe
-        return p + delta
+        insertion at `p` moves the text at `p` after it (with `end`, `p` ends a range and stays before it).
+        Binary search over the sorted, non-overlapping spans (a scan per offset was quadratic in the edits)."""
+        spans = self.spans
+        if not hasattr(self, "_old"):
+            self._old = [sp[0] for sp in spans]
+            self._new = [sp[2] for sp in spans]
+        if end:
+            k = bisect.bisect_left(self._old, p)            # spans starting before p
+            if k < len(spans) and spans[k][0] == p and spans[k][1] > p:
+                return spans[k][2]                          # a replacement starting at p (no insertion first)
+        else:
+            k = bisect.bisect_right(self._old, p)           # spans starting at or before p
+        if k and spans[k - 1][0] <= p < spans[k - 1][1]:
+            return spans[k - 1][2]
+        return p + (spans[k - 1][3] - spans[k - 1][1] if k else 0)
 
     def back(self, p: int) -> int:
-        delta = 0
-        for os_, oe, ns, ne in self.spans:
-            if p < ns:
-                break
-            if ns <= p < ne:
-                return os_               # inside text an edit wrote: where that edit was made
-            delta = ne - oe
-        return p - delta
+        spans = self.spans
+        if not hasattr(self, "_new"):
+            self._old = [sp[0] for sp in spans]
+            self._new = [sp[2] for sp in spans]
+        k = bisect.bisect_right(self._new, p)
+        if k and spans[k - 1][2] <= p < spans[k - 1][3]:
+            return spans[k - 1][0]               # inside text an edit wrote: where that edit was made
+        return p - (spans[k - 1][3] - spans[k - 1][1] if k else 0)
 
 
 def fix_loop(source: SourceFile, analyze: Callable[[SourceFile], Round], *, unsafe: bool = False,

@@ -52,9 +52,10 @@ def check(ctx):
     from porter.frontend.launch import function_shapes     # imported only for files with shared memory
     from porter.frontend.shared_access import shared_memory
     accs = shared_memory(model, ctx.analysis).accesses
-    fns = []
+    fns, seen_fns = [], set()
     for a in accs:
-        if a.function is not None and a.function.is_device_code and all(a.function is not f for f in fns):
+        if a.function is not None and a.function.is_device_code and id(a.function) not in seen_fns:
+            seen_fns.add(id(a.function))
             fns.append(a.function)
     for fn in fns:
         done = set()

@@ -48,6 +48,7 @@ masks, launch math) usually has to change too. No fix for variables and enumerat
   pytorch/pytorch#186229, ROCm/bitsandbytes#93, ORNL/HeCBench#171, ORNL/HeCBench#180, ORNL/HeCBench#167,
   apache/tvm#5727, kokkos/kokkos#3216, hypre-space/hypre#158.
 """
+import bisect
 import re
 
 from porter.diagnostics import Applicability, Edit, Fix
@@ -283,8 +284,21 @@ def _constants(model):
         if nm in lits:
             spans.setdefault(nm, []).append((s, e))
 
+    ordered = {}
+
+    def span_of(lit, m):
+        """The expansion of `m` holding `lit` (bisect over the sorted spans: a scan per literal was quadratic)."""
+        if m not in ordered:
+            srt = sorted(spans[m])
+            ordered[m] = (srt, [sp[0] for sp in srt])
+        srt, starts = ordered[m]
+        k = bisect.bisect_right(starts, lit.start)
+        if k and lit.end <= srt[k - 1][1]:
+            return srt[k - 1]
+        return next(((s, e) for s, e in spans[m] if s <= lit.start and lit.end <= e), (lit.start, lit.end))
+
     def top_of(lit, m):
-        ms, me = next(((s, e) for s, e in spans[m] if s <= lit.start and lit.end <= e), (lit.start, lit.end))
+        ms, me = span_of(lit, m)
         top = lit
         while top.parent is not None and top.parent.start >= ms and top.parent.end <= me and \
                 top.parent.kind in _THROUGH and int_value(top.parent) == 32:
@@ -293,7 +307,7 @@ def _constants(model):
 
     def whole(lit, m):
         """The expansion of `m` as a whole folds to 32 (not just a part of it, as in `(256 / WARP_SIZE)`)."""
-        ms, me = next(((s, e) for s, e in spans[m] if s <= lit.start and lit.end <= e), (lit.start, lit.end))
+        ms, me = span_of(lit, m)
         top = lit
         while top.parent is not None and (top.parent.start, top.parent.end) == (ms, me):
             top = top.parent
