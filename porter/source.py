@@ -168,8 +168,9 @@ class OverlappingEdits(Exception):
 
 def apply_edits(data: bytes, edits) -> bytes:
     """Apply non-overlapping edits; identical duplicates are merged, overlaps raise. O(n log n): one sort, one
-    join."""
-    uniq = sorted(set(edits), key=lambda e: (e.start, e.end))
+    join. Insertions at one offset go in the order given (a stable sort of the deduplicated edits, not of a set,
+    whose order varies from run to run)."""
+    uniq = sorted(dict.fromkeys(edits), key=lambda e: (e.start, e.end))
     out, pos = [], 0
     for e in uniq:
         if e.start < pos:
