@@ -137,10 +137,12 @@ def run_each(fn, tasks, limits: Limits = Limits(), jobs: int = 1, name=None, siz
     tasks = list(tasks)
     if not hasattr(os, "fork"):                      # no fork (Windows): in-process, unprotected
         return [fn(t) for t in tasks]
+    _reap_killed()
     out: list = [None] * len(tasks)
     pending = deque(range(len(tasks)))
     workers: dict[int, _Worker] = {}                 # from_fd -> worker
     sel = selectors.DefaultSelector()
+    finished = False
     try:
         while pending or any(w.task is not None for w in workers.values()):
             for w in [w for w in workers.values() if w.task is None]:
@@ -178,9 +180,10 @@ def run_each(fn, tasks, limits: Limits = Limits(), jobs: int = 1, name=None, siz
                 if failure is not None:
                     out[w.task] = failure
                     _retire(w, workers, sel)
+        finished = True
     finally:
         for w in list(workers.values()):            # done, an exception or ^C: leave no child behind
-            _retire(w, workers, sel)
+            _retire(w, workers, sel, wait=not finished)
         sel.close()
     return out
 
@@ -327,8 +330,12 @@ def _rss_mib(pid: int) -> float:
         return 0.0
 
 
-def _retire(w, workers, sel, reap: bool = True) -> None:
-    """Stop using a worker: unregister and close its pipes; with reap, kill it and wait for it."""
+_KILLED: list[int] = []         # workers killed but not yet waited for (reaped by the next run_each)
+
+
+def _retire(w, workers, sel, reap: bool = True, wait: bool = False) -> None:
+    """Stop using a worker: unregister and close its pipes; with reap, kill it and wait for it then (wait) or
+    later (tearing down a process with libclang loaded takes milliseconds nobody needs to wait for)."""
     sel.unregister(w.from_fd)
     del workers[w.from_fd]
     os.close(w.to_fd)
@@ -338,7 +345,20 @@ def _retire(w, workers, sel, reap: bool = True) -> None:
             os.kill(w.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-        os.waitpid(w.pid, 0)
+        if wait:
+            os.waitpid(w.pid, 0)
+        else:
+            _KILLED.append(w.pid)
+
+
+def _reap_killed() -> None:
+    for pid in list(_KILLED):
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done = pid
+        if done:
+            _KILLED.remove(pid)
 
 
 def _reap(w):

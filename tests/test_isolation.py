@@ -292,6 +292,9 @@ def test_timeout_is_per_mib_of_source_beyond_the_first():
 
 
 def test_run_each_raises_a_childs_exception_and_leaves_no_child():
+    for pid in isolate._KILLED:                 # workers earlier tests killed, reaped lazily
+        os.waitpid(pid, 0)
+    isolate._KILLED.clear()
     with pytest.raises(ValueError, match="from the child"):
         isolate.run_each(_work, ["sleep", "raise"], isolate.Limits(timeout=30, memory_mib=0), jobs=2)
     with pytest.raises(ChildProcessError):
