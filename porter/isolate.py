@@ -56,7 +56,7 @@ class Limits:
 
 @dataclass(frozen=True)
 class Failure:
-    """A file that got no result: kind is crash | timeout | memory | exit."""
+    """A file that got no result: kind is crash | killed | timeout | memory | exit."""
     kind: str
     message: str
 
@@ -246,7 +246,7 @@ def _spawn(fn, tasks, limits, name, workers) -> _Worker:
 
 
 def _worker(fn, tasks, limits, name, task_r, res_w) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)     # ^C: the parent reports it, the workers just stop
+    signal.signal(signal.SIGINT, signal.SIG_IGN)     # ^C is the parent's: it kills the workers
     import faulthandler
     faulthandler.disable()                           # a crash is the parent's CP000, not a Python stack dump
     if limits.memory_mib and not os.path.exists("/proc/self/statm"):
@@ -366,6 +366,10 @@ def _reap(w):
     return status, usage
 
 
+_CRASH_SIGNALS = {getattr(signal, n) for n in ("SIGSEGV", "SIGBUS", "SIGABRT", "SIGILL", "SIGFPE", "SIGTRAP",
+                                                "SIGSYS") if hasattr(signal, n)}
+
+
 def _death(status, usage, limits) -> Failure:
     """What a worker that died on a task says about that task's file."""
     if os.WIFSIGNALED(status):
@@ -376,8 +380,10 @@ def _death(status, usage, limits) -> Failure:
             sname = f", {signal.Signals(sig).name}"
         except ValueError:
             sname = ""
-        return Failure("crash", f"clang crashed while parsing this file (signal {sig}{sname}); "
-                                f"its other findings are unknown")
+        if sig in _CRASH_SIGNALS:
+            return Failure("crash", f"clang crashed while parsing this file (signal {sig}{sname}); "
+                                    f"its other findings are unknown")
+        return Failure("killed", f"the worker for this file was killed (signal {sig}{sname})")
     return Failure("exit", f"the worker for this file exited with status {os.waitstatus_to_exitcode(status)} "
                            f"and no result")
 
