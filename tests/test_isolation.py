@@ -263,6 +263,8 @@ def _work(x):
         raise ValueError("from the child")
     if x == "exit":
         os._exit(3)
+    if x == "term":
+        os.kill(os.getpid(), signal.SIGTERM)
     return x * 2
 
 
@@ -278,9 +280,34 @@ def test_run_each_keeps_order_and_isolates_each_kind_of_failure():
 
 
 def test_one_worker_goes_on_after_a_death():
-    out = isolate.run_each(_work, [1, "segv", 2, "exit", 3], isolate.Limits(timeout=30, memory_mib=0), jobs=1)
+    out = isolate.run_each(_work, [1, "segv", 2, "exit", 3, "term"], isolate.Limits(timeout=30, memory_mib=0),
+                           jobs=1)
     assert [out[0], out[2], out[4]] == [2, 4, 6]
-    assert (out[1].kind, out[3].kind) == ("crash", "exit")
+    assert (out[1].kind, out[3].kind, out[5].kind) == ("crash", "exit", "killed")
+    assert out[5].message == "the worker for this file was killed (signal 15, SIGTERM)"
+
+
+def test_interrupt_stops_the_run_and_its_workers(tmp_path):
+    for i in range(3):
+        (tmp_path / f"k{i}.cu").write_text(FINDING)
+    e = dict(os.environ, CUPORT_TEST_HANG="k1.cu")
+    p = subprocess.Popen([PY, "-m", "porter", "lint", "--no-cache", str(tmp_path)], env=e, text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    group = []
+    for _ in range(600):                        # until the worker hangs on k1.cu (a parent and a worker)
+        group = subprocess.run(["pgrep", "-g", str(p.pid)], capture_output=True, text=True).stdout.split()
+        if len(group) >= 2:
+            break
+        time.sleep(0.1)
+    assert len(group) >= 2
+    time.sleep(0.5)
+    os.killpg(p.pid, signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130 and err.strip() == "cuport: interrupted" and out == ""
+    for pid in group:
+        with pytest.raises(ProcessLookupError):
+            os.kill(int(pid), 0)
 
 
 def test_timeout_is_per_mib_of_source_beyond_the_first():
