@@ -107,20 +107,131 @@ def diagnostic(path: str, message: str):
 
 
 # --- the supervisor -----------------------------------------------------------------------------------------
-# Workers are forked children that take task numbers from a pipe and answer with length-prefixed pickles, one
-# task at a time, so a worker keeps its warm state (libclang's index, the PCH, the rules' tables) from file to
-# file as a pool's would; the supervisor knows which task each worker is on, so a worker that dies, overruns
-# the timeout or the memory limit costs that task only, and a fresh worker takes its place.
+# Workers are forked children that take jobs from a pipe and answer with length-prefixed pickles, one job at a
+# time, so a worker keeps its warm state (libclang's index, the PCH, the rules' and the HIP tables) from file
+# to file as a pool's would; the supervisor knows which job each worker is on, so a worker that dies, overruns
+# the timeout or the memory limit costs that job only, and a fresh worker takes its place. A job is a task
+# number (run_each: the tasks are in the worker's memory since the fork) or a pickled call (call_job: a
+# long-lived worker that serves a command's per-file loop one file at a time).
 
-_HEADER = 8                                          # result frame: 8-byte length, then the pickle
+_HEADER = 8                                          # frame: 8-byte length, then the pickle
 
 
 class _Worker:
-    __slots__ = ("pid", "to_fd", "from_fd", "buf", "task", "start", "allowed")
+    __slots__ = ("pid", "to_fd", "from_fd", "buf", "job", "start", "allowed")
 
     def __init__(self, pid, to_fd, from_fd):
         self.pid, self.to_fd, self.from_fd, self.buf = pid, to_fd, from_fd, bytearray()
-        self.task, self.start, self.allowed = None, 0.0, 0.0
+        self.job, self.start, self.allowed = None, 0.0, 0.0
+
+
+class _Pool:
+    """Supervised workers; run() hands out jobs and gives a result or a Failure for each; idle workers are
+    kept for the next run() until close()."""
+
+    def __init__(self, limits: Limits, fn=None, tasks=()):
+        self.limits, self.fn, self.tasks = limits, fn, tasks
+        self.workers: dict[int, _Worker] = {}        # from_fd -> worker
+        self.sel = selectors.DefaultSelector()
+
+    def run(self, jobs: list, width: int = 1) -> list:
+        """jobs: [(payload, allowed seconds)]; at most `width` workers."""
+        limits = self.limits
+        out: list = [None] * len(jobs)
+        pending = deque(range(len(jobs)))
+        busy = lambda: any(w.job is not None for w in self.workers.values())   # noqa: E731
+        while pending or busy():
+            for w in [w for w in self.workers.values() if w.job is None]:
+                if pending and self._assign(w, pending[0], jobs[pending[0]]):
+                    pending.popleft()
+                elif pending:
+                    self._retire(w)                  # it died idle: the job waits for another worker
+            while pending and len(self.workers) < max(1, width):
+                w = self._spawn()
+                j = pending.popleft()
+                if not self._assign(w, j, jobs[j]):  # a worker that dies before its first job: no retry loop
+                    self._retire(w)
+                    out[j] = Failure("exit", "the worker for this file could not start")
+            for key, _ in self.sel.select(_wait(self.workers, limits)):
+                w = key.data
+                chunk = os.read(w.from_fd, 1 << 20)
+                if chunk:
+                    w.buf += chunk
+                    frame = _frame(w)
+                    if frame is not None:
+                        j, w.job = w.job, None
+                        if limits.memory_mib and _rss_mib(w.pid) > limits.memory_mib / 2:
+                            self._retire(w)          # what a big file left behind must not count against the next
+                        out[j] = _result(frame, limits)
+                    continue
+                j = w.job
+                self._retire(w, reap=False)
+                _, status, usage = os.wait4(w.pid, 0)
+                if j is not None:
+                    out[j] = _death(status, usage, limits)
+            now = time.monotonic()
+            for w in list(self.workers.values()):
+                failure = _over_limit(w, limits, now) if w.job is not None else None
+                if failure is not None:
+                    out[w.job] = failure
+                    self._retire(w)
+        return out
+
+    def close(self, wait: bool = False) -> None:
+        for w in list(self.workers.values()):
+            self._retire(w, wait=wait)
+        self.sel.close()
+
+    def _spawn(self) -> _Worker:
+        sys.stdout.flush()                           # a child must not inherit (and later repeat) buffered output
+        sys.stderr.flush()
+        job_r, job_w = os.pipe()
+        res_r, res_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:                                 # the worker: never returns
+            code = 70
+            try:
+                os.close(job_w)
+                os.close(res_r)
+                for other in self.workers.values():  # the other workers' pipes: theirs alone
+                    os.close(other.to_fd)
+                    os.close(other.from_fd)
+                _worker(self.fn, self.tasks, self.limits, job_r, res_w)
+                code = 0
+            finally:
+                os._exit(code)                       # no atexit, no libclang teardown: the parent owns the run
+        os.close(job_r)
+        os.close(res_w)
+        w = _Worker(pid, job_w, res_r)
+        self.workers[res_r] = w
+        self.sel.register(res_r, selectors.EVENT_READ, w)
+        return w
+
+    def _assign(self, w, j: int, job) -> bool:
+        payload, allowed = job
+        try:
+            _write_all(w.to_fd, len(payload).to_bytes(_HEADER, "little") + payload)
+        except BrokenPipeError:
+            return False
+        w.job, w.start, w.allowed = j, time.monotonic(), allowed
+        return True
+
+    def _retire(self, w, reap: bool = True, wait: bool = False) -> None:
+        """Stop using a worker: unregister and close its pipes; with reap, kill it and wait for it then (wait)
+        or later (tearing down a process with libclang loaded takes milliseconds nobody needs to wait for)."""
+        self.sel.unregister(w.from_fd)
+        del self.workers[w.from_fd]
+        os.close(w.to_fd)
+        os.close(w.from_fd)
+        if reap:
+            try:
+                os.kill(w.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            if wait:
+                os.waitpid(w.pid, 0)
+            else:
+                _KILLED.append(w.pid)
 
 
 def run_one(fn, task, limits: Limits = Limits(), name: str | None = None, size: int = 0):
@@ -132,69 +243,102 @@ def run_each(fn, tasks, limits: Limits = Limits(), jobs: int = 1, name=None, siz
     """[fn(task) or Failure] in the order of `tasks`, on at most `jobs` workers. An exception fn raises in a
     worker is raised here (an internal error stays one); a death by signal, the timeout or the memory limit
     gives a Failure for that task only. name(task) is the base name the CUPORT_TEST_HANG hook matches;
-    size(task) the bytes of source, which scale the timeout (allowed)."""
-    allowed = (lambda t: _allowed(limits, size(t))) if size else (lambda t: limits.timeout)
+    size(task) the bytes of source, which scale the timeout (_allowed)."""
     tasks = list(tasks)
     if not hasattr(os, "fork"):                      # no fork (Windows): in-process, unprotected
         return [fn(t) for t in tasks]
     _reap_killed()
-    out: list = [None] * len(tasks)
-    pending = deque(range(len(tasks)))
-    workers: dict[int, _Worker] = {}                 # from_fd -> worker
-    sel = selectors.DefaultSelector()
-    finished = False
+    pool = _Pool(limits, fn, tasks)
+    work = [(pickle.dumps(("task", i, name(t) if name else None)), _allowed(limits, size(t) if size else 0))
+            for i, t in enumerate(tasks)]
     try:
-        while pending or any(w.task is not None for w in workers.values()):
-            for w in [w for w in workers.values() if w.task is None]:
-                if pending and not _assign(w, pending[0], allowed(tasks[pending[0]])):
-                    _retire(w, workers, sel)         # it died idle: the task waits for another worker
-                elif pending:
-                    pending.popleft()
-            while pending and len(workers) < max(1, jobs):
-                w = _spawn(fn, tasks, limits, name, workers)
-                workers[w.from_fd] = w
-                sel.register(w.from_fd, selectors.EVENT_READ, w)
-                task = pending.popleft()
-                if not _assign(w, task, allowed(tasks[task])):                 # a worker that dies before its first task: no retry loop
-                    _retire(w, workers, sel)
-                    out[task] = Failure("exit", "the worker for this file could not start")
-            for key, _ in sel.select(_wait(workers, limits)):
-                w = key.data
-                chunk = os.read(w.from_fd, 1 << 20)
-                if chunk:
-                    w.buf += chunk
-                    frame = _frame(w)
-                    if frame is not None:
-                        out[w.task], w.task = _result(frame, limits), None
-                        if limits.memory_mib and _rss_mib(w.pid) > limits.memory_mib / 2:
-                            _retire(w, workers, sel)     # what a big file left behind must not count against the next
-                    continue
-                task = w.task
-                _retire(w, workers, sel, reap=False)
-                status, usage = _reap(w)
-                if task is not None:
-                    out[task] = _death(status, usage, limits)
-            now = time.monotonic()
-            for w in list(workers.values()):
-                failure = _over_limit(w, limits, now) if w.task is not None else None
-                if failure is not None:
-                    out[w.task] = failure
-                    _retire(w, workers, sel)
-        finished = True
-    finally:
-        for w in list(workers.values()):            # done, an exception or ^C: leave no child behind
-            _retire(w, workers, sel, wait=not finished)
-        sel.close()
+        out = pool.run(work, jobs)
+    except BaseException:
+        pool.close(wait=True)                        # an exception or ^C: leave no child behind
+        raise
+    pool.close()
     return out
 
 
-def _assign(w, task: int, allowed: float) -> bool:
+_SESSION: dict = {}             # limits -> the _Pool that serves call_job
+_ATEXIT: list = []
+
+
+def call_job(fn, args, kwargs, limits: Limits, name: str | None = None, size: int = 0):
+    """fn(*args, **kwargs) (fn and its arguments picklable) on a long-lived supervised worker: its result or a
+    Failure. Calls made one after another reuse the worker and its warm state."""
+    if not hasattr(os, "fork"):
+        return fn(*args, **kwargs)
+    _reap_killed()
+    pool = _SESSION.get(limits)
+    if pool is None:
+        for old in _SESSION.values():
+            old.close()
+        _SESSION.clear()
+        pool = _SESSION[limits] = _Pool(limits)
+        if not _ATEXIT:
+            import atexit
+            atexit.register(_close_session)
+            _ATEXIT.append(True)
     try:
-        os.write(w.to_fd, task.to_bytes(4, "little"))
-    except BrokenPipeError:
-        return False
-    w.task, w.start, w.allowed = task, time.monotonic(), allowed
-    return True
+        return pool.run([(pickle.dumps(("call", fn, args, kwargs, name), pickle.HIGHEST_PROTOCOL),
+                          _allowed(limits, size))])[0]
+    except BaseException:
+        _close_session(wait=True)
+        raise
+
+
+def _close_session(wait: bool = False) -> None:
+    for pool in _SESSION.values():
+        pool.close(wait=wait)
+    _SESSION.clear()
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _read_exactly(fd: int, n: int) -> bytes | None:
+    parts, got = [], 0
+    while got < n:
+        chunk = os.read(fd, min(n - got, 1 << 20))
+        if not chunk:
+            return None
+        parts.append(chunk)
+        got += len(chunk)
+    return b"".join(parts)
+
+
+def _worker(fn, tasks, limits, job_r, res_w) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)     # ^C is the parent's: it kills the workers
+    import faulthandler
+    faulthandler.disable()                           # a crash is the parent's CP000, not a Python stack dump
+    if limits.memory_mib and not os.path.exists("/proc/self/statm"):
+        _rlimit_as(limits.memory_mib)
+    while True:
+        head = _read_exactly(job_r, _HEADER)
+        body = _read_exactly(job_r, int.from_bytes(head, "little")) if head else None
+        if body is None:
+            return                                   # the parent closed the pipe (or is gone): done
+        try:
+            job = pickle.loads(body)
+            name = job[-1]
+            if name and os.environ.get("CUPORT_TEST_HANG") == name:
+                time.sleep(10 ** 6)
+            value = fn(tasks[job[1]]) if job[0] == "task" else job[1](*job[2], **job[3])
+            payload = pickle.dumps(("ok", value), protocol=pickle.HIGHEST_PROTOCOL)
+        except MemoryError:
+            payload = pickle.dumps(("memory", None))
+        except BaseException as exc:                 # raised again in the parent
+            if os.environ.get("CUPORT_DEBUG"):
+                import traceback
+                traceback.print_exc()
+            payload = _pickled_exception(exc)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        _write_all(res_w, len(payload).to_bytes(_HEADER, "little") + payload)
 
 
 def _allowed(limits, nbytes) -> float:
@@ -222,58 +366,6 @@ def _result(frame: bytes, limits):
     raise value
 
 
-def _spawn(fn, tasks, limits, name, workers) -> _Worker:
-    sys.stdout.flush()                               # a child must not inherit (and later repeat) buffered output
-    sys.stderr.flush()
-    task_r, task_w = os.pipe()
-    res_r, res_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:                                     # the worker: never returns
-        code = 70
-        try:
-            os.close(task_w)
-            os.close(res_r)
-            for other in workers.values():           # the other workers' pipes: theirs alone
-                os.close(other.to_fd)
-                os.close(other.from_fd)
-            _worker(fn, tasks, limits, name, task_r, res_w)
-            code = 0
-        finally:
-            os._exit(code)                           # no atexit, no libclang teardown: the parent owns the run
-    os.close(task_r)
-    os.close(res_w)
-    return _Worker(pid, task_w, res_r)
-
-
-def _worker(fn, tasks, limits, name, task_r, res_w) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)     # ^C is the parent's: it kills the workers
-    import faulthandler
-    faulthandler.disable()                           # a crash is the parent's CP000, not a Python stack dump
-    if limits.memory_mib and not os.path.exists("/proc/self/statm"):
-        _rlimit_as(limits.memory_mib)
-    while True:
-        raw = os.read(task_r, 4)
-        if len(raw) < 4:
-            return
-        task = tasks[int.from_bytes(raw, "little")]
-        if name and os.environ.get("CUPORT_TEST_HANG") == name(task):
-            time.sleep(10 ** 6)
-        try:
-            payload = pickle.dumps(("ok", fn(task)), protocol=pickle.HIGHEST_PROTOCOL)
-        except MemoryError:
-            payload = pickle.dumps(("memory", None))
-        except BaseException as exc:                 # raised again in the parent
-            if os.environ.get("CUPORT_DEBUG"):
-                import traceback
-                traceback.print_exc()
-            payload = _pickled_exception(exc)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        view = memoryview(len(payload).to_bytes(_HEADER, "little") + payload)
-        while view:
-            view = view[os.write(res_w, view):]
-
-
 def _pickled_exception(exc) -> bytes:
     try:
         payload = pickle.dumps(("raise", exc))
@@ -293,7 +385,7 @@ def _rlimit_as(mib: int) -> None:
 
 
 def _wait(workers, limits) -> float | None:
-    busy = [w for w in workers.values() if w.task is not None]
+    busy = [w for w in workers.values() if w.job is not None]
     if not busy:
         return 0
     if limits.memory_mib:
@@ -330,25 +422,7 @@ def _rss_mib(pid: int) -> float:
         return 0.0
 
 
-_KILLED: list[int] = []         # workers killed but not yet waited for (reaped by the next run_each)
-
-
-def _retire(w, workers, sel, reap: bool = True, wait: bool = False) -> None:
-    """Stop using a worker: unregister and close its pipes; with reap, kill it and wait for it then (wait) or
-    later (tearing down a process with libclang loaded takes milliseconds nobody needs to wait for)."""
-    sel.unregister(w.from_fd)
-    del workers[w.from_fd]
-    os.close(w.to_fd)
-    os.close(w.from_fd)
-    if reap:
-        try:
-            os.kill(w.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        if wait:
-            os.waitpid(w.pid, 0)
-        else:
-            _KILLED.append(w.pid)
+_KILLED: list[int] = []         # workers killed but not yet waited for (reaped by the next run)
 
 
 def _reap_killed() -> None:
@@ -359,11 +433,6 @@ def _reap_killed() -> None:
             done = pid
         if done:
             _KILLED.remove(pid)
-
-
-def _reap(w):
-    _, status, usage = os.wait4(w.pid, 0)
-    return status, usage
 
 
 _CRASH_SIGNALS = {getattr(signal, n) for n in ("SIGSEGV", "SIGBUS", "SIGABRT", "SIGILL", "SIGFPE", "SIGTRAP",
@@ -521,9 +590,15 @@ def failed_translation(path: str, target: str, message: str):
 
 
 def translate(fn, path: str, target: str, limits: Limits, args=(), kwargs=None, text: str | None = None):
-    """fn(*args, **kwargs) -> TranslationResult in a supervised child (`text`: the source, for the pre-check); a
-    crash, a limit or the pre-check gives failed_translation(...)."""
-    res = call(lambda: fn(*args, **(kwargs or {})), path, limits, text)
+    """fn(*args, **kwargs) -> TranslationResult (fn and its arguments picklable) on the long-lived supervised
+    worker (call_job), after the macro pre-check on `text`; a crash, a limit or the pre-check gives
+    failed_translation(...)."""
+    bomb = check_expansion(text, limits.memory_mib) if text is not None else None
+    if bomb:
+        return failed_translation(path, target, bomb)
+    preload()
+    res = call_job(fn, tuple(args), dict(kwargs or {}), limits, os.path.basename(path),
+                   len(text) if text is not None else file_size(path))
     return failed_translation(path, target, res.message) if isinstance(res, Failure) else res
 
 

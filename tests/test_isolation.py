@@ -287,6 +287,21 @@ def test_one_worker_goes_on_after_a_death():
     assert out[5].message == "the worker for this file was killed (signal 15, SIGTERM)"
 
 
+def test_call_job_reuses_its_worker_and_replaces_a_dead_one():
+    limits = isolate.Limits(timeout=30, memory_mib=0)
+    first = isolate.call_job(os.getpid, (), {}, limits)
+    assert first != os.getpid() and isolate.call_job(os.getpid, (), {}, limits) == first
+    assert isolate.call_job(_work, ("segv",), {}, limits).kind == "crash"
+    again = isolate.call_job(os.getpid, (), {}, limits)
+    assert again not in (first, os.getpid())
+    assert isolate.call_job(_work, (3,), {}, limits) == 6
+    with pytest.raises(ValueError, match="from the child"):
+        isolate.call_job(_work, ("raise",), {}, limits)
+    assert isolate._SESSION == {}               # an exception closes the session; the next call starts anew
+    assert isolate.call_job(_work, (4,), {}, limits) == 8
+    isolate._close_session(wait=True)
+
+
 def test_interrupt_stops_the_run_and_its_workers(tmp_path):
     for i in range(3):
         (tmp_path / f"k{i}.cu").write_text(FINDING)
@@ -318,14 +333,20 @@ def test_timeout_is_per_mib_of_source_beyond_the_first():
     assert isolate._allowed(isolate.Limits(60, 0), 8 << 20) == 480
 
 
-def test_run_each_raises_a_childs_exception_and_leaves_no_child():
-    for pid in isolate._KILLED:                 # workers earlier tests killed, reaped lazily
-        os.waitpid(pid, 0)
-    isolate._KILLED.clear()
+def test_run_each_raises_a_childs_exception_and_leaves_no_child(monkeypatch):
+    pids, spawn = [], isolate._Pool._spawn
+
+    def recorded(self):
+        w = spawn(self)
+        pids.append(w.pid)
+        return w
+    monkeypatch.setattr(isolate._Pool, "_spawn", recorded)
     with pytest.raises(ValueError, match="from the child"):
         isolate.run_each(_work, ["sleep", "raise"], isolate.Limits(timeout=30, memory_mib=0), jobs=2)
-    with pytest.raises(ChildProcessError):
-        os.waitpid(-1, os.WNOHANG)              # the sleeping sibling was killed and reaped
+    assert len(pids) == 2
+    for pid in pids:                            # the sleeping sibling too: killed and reaped
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
 
 
 def test_run_each_without_limits():
