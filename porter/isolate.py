@@ -1,19 +1,22 @@
-"""Crash isolation and per-file limits: each file is parsed and analysed in a forked child process.
+"""Crash isolation and per-file limits: each file is parsed and analysed in a supervised worker process.
 
 libclang can die natively on ordinary-looking input (an expression of ~20,000 terms from a macro overflows its
 parser's stack: SIGSEGV), a file can run for minutes, and a macro bomb can grow the model to gigabytes. In a
-child each of these costs only that file: the supervisor here reads the child's pickled result from a pipe,
-notices a death by signal, kills a child past its time or memory limit, and gives a Failure for that file, which
-the commands report as CP000 at line 1 while every other file keeps its result.
+worker each of these costs only that file: the supervisor here reads the worker's pickled result from a pipe,
+notices a death by signal, kills a worker past its time or memory limit, and gives a Failure for that file,
+which the commands report as CP000 at line 1 while every other file keeps its result.
 
 No multiprocessing pool: Pool.map waits forever when a worker dies. The supervisor forks its own workers (a
 fork costs about a millisecond; the parent imports the heavy modules first when there are many files), hands
-them one file at a time and replaces a worker that died or was killed.
+them one file at a time, and replaces a worker that died or was killed. run_each serves `lint` (tasks known up
+front, in parallel with -j), call_job the translators' file-by-file loop (one long-lived worker), call
+`report` (a fork per file).
 
 Limits: `timeout` seconds of wall time per file (per MiB of source for a file over 1 MiB: a big file is slow,
-not stuck) and `memory_mib` MiB of resident memory per file (0 turns either off), from --timeout / --memory-limit or the `timeout` / `memory-limit` config keys. Memory is polled
-from /proc every POLL seconds (RLIMIT_AS where there is no /proc); a cheap pre-check (check_expansion) refuses a
-macro bomb before clang ever sees it.
+not stuck) and `memory_mib` MiB of resident memory per file (0 turns either off), from --timeout /
+--memory-limit or the `timeout` / `memory-limit` config keys. Memory is polled from /proc every POLL seconds
+(RLIMIT_AS where there is no /proc); a cheap pre-check (check_expansion) refuses a macro bomb before clang
+ever sees it.
 
 Test hook: CUPORT_TEST_HANG=NAME makes a worker sleep on the file whose base name is NAME (the timeout's
 test); only the worker honours it."""
@@ -32,8 +35,8 @@ from collections import deque
 from dataclasses import dataclass
 from types import SimpleNamespace
 
-DEFAULT_TIMEOUT = 60.0          # seconds per file: a 1 MB file of kernels lints in a few seconds
-DEFAULT_MEMORY_MIB = 4096       # MiB per file: a 1 MB file takes a few hundred MiB
+DEFAULT_TIMEOUT = 60.0          # seconds per file (per MiB beyond the first): a 1 MB file lints in ~15 s
+DEFAULT_MEMORY_MIB = 4096       # MiB per file: linting a 1 MB file of kernels peaks at ~650 MiB
 POLL = 0.05                     # seconds between memory and deadline checks
 TOKENS_PER_MIB = 256            # macro expansion the pre-check allows per MiB of the memory limit
 _BIG_MACRO = 1000               # only uses of macros at least this large are counted by the pre-check
