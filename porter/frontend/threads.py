@@ -516,6 +516,8 @@ class Compiler:
                     return Code(str(v), nonneg=v >= 0)
                 raise
             both = a.nonneg and c.nonneg
+            if op in ("<<", ">>") and not 0 <= (_const(c) if _const(c) is not None else 0) < 64:
+                raise Opaque("shift by a negative amount or past 64 bits")   # undefined in C; 32 << 2**32 bits
             if op in _BINOPS:
                 r = _join(f"({a.src} {_BINOPS[op]} {c.src})", a, c)
                 if both and op in ("+", "*", "<<", ">>", "&", "|", "^"):
@@ -536,6 +538,8 @@ class Compiler:
             else:
                 raise Opaque(f"operator {op}")
             v = _const(r)
+            if v is not None and not -2 ** 63 <= v < 2 ** 64:
+                raise Opaque("constant outside 64 bits")     # C wraps or is undefined there; Python ints do not
             return Code(str(int(v)), nonneg=v >= 0) if v is not None else r
         if k == "UNARY_OPERATOR" and n.children:
             op = n.op
@@ -1034,8 +1038,8 @@ class AccessInfo:
 
     def _build(self):
         if not self._done:
-            self._done = True
             _fill(self.comp, self)
+            self._done = True      # only once filled: a failure repeats as itself, not as a missing `_subs`
 
     @property
     def subs(self) -> list:                 # per-subscript Code or None (direct accesses)

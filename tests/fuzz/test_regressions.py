@@ -35,3 +35,26 @@ def test_every_fixture_has_its_metadata():
     for path in CASES:
         meta = json.load(open(path[:-3] + ".json"))
         assert {"kind", "group", "found"} <= set(meta), path
+
+
+SHIFT = """__global__ void k(float* out) {{
+    __shared__ float s[32];
+    s[{index}] = 1.0f;
+    __syncthreads();
+    out[threadIdx.x] = s[0];
+}}
+void launch(float* out) {{ k<<<1, 32>>>(out); }}
+"""
+
+
+@pytest.mark.parametrize("index, expect", [
+    ("(threadIdx.x << 1)", {("CP703", 3)}),             # folded: lanes 16..31 write past s[31]
+    ("(threadIdx.x << 0xffffffff) & 31", set()),       # undefined shift: opaque, no finding and no crash
+    ("(threadIdx.x << 70) & 31", set()),
+    ("(1 << 62) & 31", set()),                          # a real 64-bit constant still folds (to 0)
+])
+def test_shift_amounts_past_64_bits_are_opaque(index, expect):
+    from porter.lint.checker import lint_source
+    from porter.source import SourceFile
+    res = lint_source(SourceFile("k.cu", SHIFT.format(index=index)))   # conftest: a rule error raises
+    assert {(d.code, d.row) for d in res.diagnostics if d.code in ("CP702", "CP703")} == expect
