@@ -41,7 +41,8 @@ def insert_token(r, data: bytes) -> bytes:
               b"\\\n", b"??/", b"\x00", b"#include \"nope.h\"\n", b"template <int N>", b"<<<1, 32>>>", b"asm(\"\");",
               b"#pragma unroll\n", b"__shared__ float z[32];", b"& 31", b"% 32", b"/ 32", b">> 5", b"0xffffffff",
               b"__shfl_down_sync(0xffffffff, v, 16)", b"// cuport: ignore[CP102]", b"// noqa: CP999",
-              b"// cuport: disable[CP401]", b"#line 1 \"x.cu\"\n", b"_Pragma(\"x\")", b"__launch_bounds__(64)"]
+              b"// cuport: disable[CP401]", b"#line 1 \"x.cu\"\n", b"_Pragma(\"x\")", b"__launch_bounds__(64)",
+              b"<< 0xffffffff", b">> 4000000000", b"* 0x7fffffffffffffff", b"/ 0", b"% 0", b"1e999", b"-2147483648"]
     j = r.randint(0, len(data))
     return data[:j] + r.choice(tokens) + data[j:]
 
