@@ -272,6 +272,10 @@ def call_job(fn, args, kwargs, limits: Limits, name: str | None = None, size: in
     Failure. Calls made one after another reuse the worker and its warm state."""
     if not hasattr(os, "fork"):
         return fn(*args, **kwargs)
+    try:
+        payload = pickle.dumps(("call", fn, args, kwargs, name), pickle.HIGHEST_PROTOCOL)
+    except Exception:           # a local function (a test's stand-in) or an argument pickle refuses: its own fork
+        return run_one(lambda _t: fn(*args, **kwargs), None, limits, name, size)
     _reap_killed()
     pool = _SESSION.get(limits)
     if pool is None:
@@ -284,8 +288,7 @@ def call_job(fn, args, kwargs, limits: Limits, name: str | None = None, size: in
             atexit.register(_close_session)
             _ATEXIT.append(True)
     try:
-        return pool.run([(pickle.dumps(("call", fn, args, kwargs, name), pickle.HIGHEST_PROTOCOL),
-                          _allowed(limits, size))])[0]
+        return pool.run([(payload, _allowed(limits, size))])[0]
     except BaseException:
         _close_session(wait=True)
         raise

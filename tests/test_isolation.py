@@ -299,6 +299,7 @@ def test_call_job_reuses_its_worker_and_replaces_a_dead_one():
         isolate.call_job(_work, ("raise",), {}, limits)
     assert isolate._SESSION == {}               # an exception closes the session; the next call starts anew
     assert isolate.call_job(_work, (4,), {}, limits) == 8
+    assert isolate.call_job(lambda x: x + 1, (4,), {}, limits) == 5      # not picklable: a fork of its own
     isolate._close_session(wait=True)
 
 
