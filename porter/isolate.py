@@ -137,10 +137,10 @@ class _Pool:
         self.workers: dict[int, _Worker] = {}        # from_fd -> worker
         self.sel = selectors.DefaultSelector()
 
-    def run(self, jobs: list, width: int = 1) -> list:
-        """jobs: [(payload, allowed seconds)]; at most `width` workers."""
+    def run(self, jobs: list, width: int = 1, on_done=None) -> list:
+        """jobs: [(payload, allowed seconds)]; at most `width` workers; on_done(j) when job j has its outcome."""
         limits = self.limits
-        out: list = [None] * len(jobs)
+        out: list = _Outcomes(len(jobs), on_done) if on_done else [None] * len(jobs)
         pending = deque(range(len(jobs)))
         busy = lambda: any(w.job is not None for w in self.workers.values())   # noqa: E731
         while pending or busy():
@@ -237,16 +237,28 @@ class _Pool:
                 _KILLED.append(w.pid)
 
 
+class _Outcomes(list):
+    """The outcome list of _Pool.run that tells on_done(j) as each outcome is set (a progress bar)."""
+
+    def __init__(self, n: int, on_done):
+        super().__init__([None] * n)
+        self.on_done = on_done
+
+    def __setitem__(self, j, value):
+        super().__setitem__(j, value)
+        self.on_done(j)
+
+
 def run_one(fn, task, limits: Limits = Limits(), name: str | None = None, size: int = 0):
     """fn(task) in a supervised child: its result, or a Failure."""
     return run_each(fn, [task], limits, 1, (lambda _t: name) if name else None, lambda _t: size)[0]
 
 
-def run_each(fn, tasks, limits: Limits = Limits(), jobs: int = 1, name=None, size=None) -> list:
+def run_each(fn, tasks, limits: Limits = Limits(), jobs: int = 1, name=None, size=None, on_done=None) -> list:
     """[fn(task) or Failure] in the order of `tasks`, on at most `jobs` workers. An exception fn raises in a
     worker is raised here (an internal error stays one); a death by signal, the timeout or the memory limit
     gives a Failure for that task only. name(task) is the base name the CUPORT_TEST_HANG hook matches;
-    size(task) the bytes of source, which scale the timeout (_allowed)."""
+    size(task) the bytes of source, which scale the timeout (_allowed). on_done(i): task i is done (progress)."""
     tasks = list(tasks)
     if not hasattr(os, "fork"):                      # no fork (Windows): in-process, unprotected
         return [fn(t) for t in tasks]
@@ -255,7 +267,7 @@ def run_each(fn, tasks, limits: Limits = Limits(), jobs: int = 1, name=None, siz
     work = [(pickle.dumps(("task", i, name(t) if name else None)), _allowed(limits, size(t) if size else 0))
             for i, t in enumerate(tasks)]
     try:
-        out = pool.run(work, jobs)
+        out = pool.run(work, jobs, on_done)
     except BaseException:
         pool.close(wait=True)                        # an exception or ^C: leave no child behind
         raise

@@ -141,7 +141,10 @@ def main(args) -> int:
     originals = {p: _read_quiet(p) for p in paths if p != STDIN} if (mode == "fix" or args.add_noqa) else {}
     _tune_gc()
     tasks = [(p, settings, mode, args.ignore_noqa, args.unsafe_fixes, not args.no_cache) for p in paths]
-    results = _run(tasks, args.jobs)
+    from porter.progress import Progress
+    bar = Progress(len(tasks), "lint", quiet=args.quiet)     # stderr on a terminal only (porter/progress.py)
+    with bar:
+        results = _run(tasks, args.jobs, bar.advance)
 
     diagnostics, sources, fixed_all = [], {}, {}
     for path, diags, text, fixed, error, refused in results:
@@ -198,10 +201,15 @@ def main(args) -> int:
         return status
     to_stderr = mode == "fix" and STDIN in paths and not args.diff and not args.output_file
     try:
-        return max(status, _report(args, diagnostics, sources, fixed_all, to_stderr))
+        status = max(status, _report(args, diagnostics, sources, fixed_all, to_stderr))
     except OutputError as exc:
         print(f"cuport: error: {exc}", file=sys.stderr)
         return 2
+    from porter.progress import findings_summary
+    sys.stdout.flush()
+    bar.summary(findings_summary("lint" if mode == "check" else "lint --fix", len(tasks),
+                                 [d.code for d in diagnostics], bar.elapsed))
+    return status
 
 
 def _read_quiet(path):
@@ -236,11 +244,17 @@ def _tune_gc() -> None:
     gc.set_threshold(100_000, 50, 100)
 
 
-def _run(tasks, jobs):
+def _run(tasks, jobs, progress=None):
     """Cache hits, pre-check refusals and read errors here; every other file in a forked child (porter.isolate),
-    in parallel when there are many, so that a libclang crash, a hang or a memory blow-up costs only that file."""
+    in parallel when there are many, so that a libclang crash, a hang or a memory blow-up costs only that file.
+    progress(name) is called once per file as it is done (the terminal's progress bar)."""
     from porter import isolate
-    results = [_lint_one(t, probe=True) for t in tasks]
+    tick = progress or (lambda name: None)
+    results = []
+    for t in tasks:
+        results.append(_lint_one(t, probe=True))
+        if results[-1] is not None:
+            tick(t[0])
     todo = [i for i, r in enumerate(results) if r is None]
     if not todo:
         return results
@@ -250,7 +264,8 @@ def _run(tasks, jobs):
     workers = min(workers, len(todo)) if len(todo) >= PARALLEL_THRESHOLD else 1
     limits = isolate.Limits.of(tasks[0][1])
     done = isolate.run_each(_lint_one, [tasks[i] for i in todo], limits, workers,
-                            name=lambda t: os.path.basename(t[0]), size=lambda t: isolate.file_size(t[0]))
+                            name=lambda t: os.path.basename(t[0]), size=lambda t: isolate.file_size(t[0]),
+                            on_done=(lambda j: tick(tasks[todo[j]][0])) if progress else None)
     for i, r in zip(todo, done):
         if isinstance(r, isolate.Failure):
             path = tasks[i][0]

@@ -286,6 +286,8 @@ def _run(args) -> int:
     done = {os.path.realpath(f) for f, _ in files if f != "-"}
     failed = bool(errors)
     sources = {}            # path -> SourceFile as read (encoding, digest)
+    from porter.progress import Progress
+    bar = Progress(len(queue), "translate", quiet=bool(_opt(args, "quiet", False)))
     while queue:
         path, root = queue.pop(0)
         try:
@@ -293,9 +295,12 @@ def _run(args) -> int:
             # in a supervised child: a libclang crash or a limit refuses this file only (CP000)
             res = isolate.translate(translate, src.path, "hip", limits, (src.path, src.text), options, src.text)
         except SourceError as exc:
+            bar.clear()
             print(f"cuport translate: error: {exc}", file=sys.stderr)
             failed = True
             continue
+        finally:
+            bar.advance(os.path.basename(path))
         if src.note:
             print(f"cuport translate: note: {src.note}", file=sys.stderr)
         sources[path] = src
@@ -307,6 +312,8 @@ def _run(args) -> int:
                     continue
                 done.add(real)
                 queue.append((h, root))
+                bar.total += 1
+    bar.clear()
 
     # diagnostics
     if not _opt(args, "quiet", False):
@@ -373,6 +380,13 @@ def _run(args) -> int:
 
     incomplete = any(r.stats.parse_errors or r.stats.unconverted_refs or r.extra.get("refused")
                      for _, _, r in results)
+    from porter.progress import outcome_summary
+    refused = sum(1 for _, _, r in results if r.extra.get("refused"))
+    manual = sum(1 for _, _, r in results if not r.extra.get("refused")
+                 and (r.stats.parse_errors or r.stats.unconverted_refs))
+    sys.stdout.flush()
+    bar.summary(outcome_summary("translate --to hip", len(results), {
+        "translated": len(results) - refused - manual, "need manual work": manual, "refused": refused}, bar.elapsed))
     if failed:
         return 2
     if incomplete and not _opt(args, "exit_zero", False):

@@ -152,6 +152,9 @@ def main(args) -> int:
     except ConfigError as exc:
         print(f"cuport translate: error: {exc}", file=sys.stderr)
         return 2
+    from porter.progress import Progress
+    bar = Progress(len(files), "translate", quiet=bool(_opt(args, "quiet", False)))
+    outcomes = {"translated": 0, "partly translated": 0, "refused": 0, "without kernels": 0}
     for path, sub in files:
         dest = os.path.join(out, sub) if out and sub else out
         try:
@@ -160,9 +163,14 @@ def main(args) -> int:
             res = isolate.translate(translate_file, src.path, target, limits, (src.path, target),
                                     dict(options, text=src.text), src.text)
         except SourceError as exc:
+            bar.clear()
             print(f"cuport translate: error: {exc}", file=sys.stderr)
             status = max(status, 2)
             continue
+        finally:
+            bar.advance(os.path.basename(path))
+        bar.clear()                 # the diagnostics below print over a clean line
+        outcomes[_outcome(res)] += 1
         if src.note:
             print(f"cuport translate: note: {src.note}", file=sys.stderr)
         if not _opt(args, "quiet", False):
@@ -198,9 +206,22 @@ def main(args) -> int:
                     status = max(status, 1)
                     if v.get("log"):
                         print(v["log"].rstrip(), file=sys.stderr)
+    from porter.progress import outcome_summary
+    sys.stdout.flush()
+    bar.summary(outcome_summary(f"translate --to {target}", sum(outcomes.values()), outcomes, bar.elapsed))
     if _opt(args, "exit_zero", False) and status == 1:
         return 0
     return status
+
+
+def _outcome(res) -> str:
+    """One file's outcome for the closing summary."""
+    out = bool(res.shaders or res.text)
+    if res.extra.get("refused") or any(d.code == "CP000" and d.severity == "error" for d in res.diagnostics):
+        return "refused"
+    if res.failed_kernels:
+        return "partly translated" if out else "refused"
+    return "translated" if out else "without kernels"
 
 
 def _validate_wanted(args, target: str) -> bool:
