@@ -447,7 +447,20 @@ def add_arguments(p) -> None:
                         f"({DEFAULT_REGISTERS} per thread) or a number")
     p.add_argument("--no-compile", action="store_true", help="do not run nvcc / hipcc (same as --registers default)")
     p.add_argument("--compile-timeout", type=int, default=COMPILE_TIMEOUT, help="seconds per compiler run")
-    p.add_argument("--format", "--output-format", dest="format", choices=["table", "json"], default="table")
+    p.add_argument("--format", "--output-format", dest="format", choices=["table", "json", "html"], default="table",
+                   help="html: the porting report page (porter/report_html.py) to -o FILE or standard output")
+    p.add_argument("--html", metavar="DIR", help="write the porting report page to DIR/report.html: findings, "
+                   "translation status per target, occupancy (and verify results with --verify)")
+    p.add_argument("--translate-targets", action="append", metavar="T,T",
+                   help="html: translation targets to try (default: hip,glsl,opencl)")
+    p.add_argument("--verify", action="store_true", help="html: also run cuport verify on the files' cases (slow)")
+    p.add_argument("--verify-targets", default="cuda,hip-nvidia,hip-amd,vulkan,opencl",
+                   help="html --verify: verify targets (missing backends are skipped with the reason)")
+    p.add_argument("--subgroup-sizes", type=lambda t: [int(x) for x in t.split(",") if x.strip()], default=None,
+                   metavar="N,N", help="html --verify: Vulkan subgroup sizes (lavapipe: 4,8,16)")
+    p.add_argument("--bench", action="store_true", help="html: time the files' verify cases at their bench sizes; speed "
+                   "relative to the original as a chart")
+    p.add_argument("--repeat", type=int, default=5, help="html --bench: launches per case")
     p.add_argument("-o", "--output-file", help="write the report to this file ('-': standard output)")
     p.add_argument("--stdin-filename", help="the name of the file read from standard input ('-')")
     p.add_argument("--config")
@@ -462,7 +475,8 @@ def main(args) -> int:
     from porter.config import ConfigError, load_settings
     from porter.frontend.parse import ParseOptions
     from porter.source import STDIN, OutputError, SourceError, check_outputs, preload_stdin, write_output
-    refusal = check_outputs(args.paths, [("-o", args.output_file)])
+    refusal = check_outputs(args.paths, [("-o", args.output_file), ("--html", os.path.join(args.html, "report.html")
+                                                                     if args.html else None)])
     if refusal:
         print(f"cuport: error: {refusal}", file=sys.stderr)
         return 2
@@ -493,6 +507,9 @@ def main(args) -> int:
     limits = isolate.Limits.of(settings, args.timeout, args.memory_limit)
     if limits.timeout and registers in ("auto", "compile"):      # compilers run under their own --compile-timeout
         limits = isolate.Limits(limits.timeout + args.compile_timeout * len(archs), limits.memory_mib)
+    if args.html or args.format == "html":           # the porting report page: porter/report_html.py
+        from porter import report_html
+        return report_html.main(args, archs, settings, registers, popts, limits)
     reports, status = [], 0
     for path in dict.fromkeys(args.paths):          # a bad input costs only itself
         try:

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the translate-validation and verify backends use, only when missing.
-# Lint and translate work without any of them; verify skips a missing backend with a reason.
+# Lint and translate work without any of them; verify skips a missing backend with a reason. chromium and
+# chromium-driver: the headless browser tests/test_report_html.py loads the HTML report in (skipped without them).
 set -u
-pkgs=(glslang-tools spirv-tools mesa-vulkan-drivers libvulkan1 pocl-opencl-icd ocl-icd-libopencl1 oclgrind hipcc libamdhip64-dev rocm-device-libs git)
+pkgs=(glslang-tools spirv-tools mesa-vulkan-drivers libvulkan1 pocl-opencl-icd ocl-icd-libopencl1 oclgrind hipcc libamdhip64-dev rocm-device-libs git chromium chromium-driver)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
