@@ -65,7 +65,7 @@ def _clean_main(args) -> int:
     return 0
 
 
-_COMMANDS = ("lint", "rule", "translate", "verify", "report", "clean", "demo")
+_COMMANDS = ("lint", "rule", "translate", "verify", "report", "clean", "demo", "server")
 
 
 def _command_of(argv) -> str | None:
@@ -114,6 +114,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="per-kernel resource and occupancy report per target")
     if wanted("report"):
         _lazy(rep, "porter.report")
+
+    server = sub.add_parser("server", help="language server (LSP over stdio) for editors: diagnostics, quick fixes, "
+                            "rule documentation on hover")
+    if wanted("server"):
+        _lazy(server, "porter.server")
 
     clean = sub.add_parser("clean", help="remove the lint cache")
     clean.add_argument("path", nargs="?", default=".")
