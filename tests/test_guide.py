@@ -95,11 +95,11 @@ def test_guide_verify_shows_the_hazard_then_the_fix(tmp_path):
     run = lambda *a: subprocess.run([sys.executable, "-m", "porter", *a], cwd=work, capture_output=True,  # noqa
                                     text=True, timeout=600)
     import json
-    before = json.loads(run("verify", ".", "--targets", "vulkan", "--subgroup-sizes", "4",
+    before = json.loads(run("verify", "port_spec.py", "--targets", "vulkan", "--subgroup-sizes", "4",
                             "--output-format", "json").stdout)["results"]
     assert {(r["case"], r["status"]) for r in before} == {("warp_total", "FAIL"), ("saxpy", "pass")}
     assert run("lint", "--fix", "src/").returncode == 0
-    after = json.loads(run("verify", ".", "--targets", "vulkan", "--subgroup-sizes", "4",
+    after = json.loads(run("verify", "port_spec.py", "--targets", "vulkan", "--subgroup-sizes", "4",
                            "--output-format", "json").stdout)["results"]
     assert {(r["case"], r["status"]) for r in after} == {("warp_total", "pass"), ("saxpy", "pass")}
 
