@@ -42,7 +42,9 @@ def main(args) -> int:
     except ImportError as exc:
         print(f"cuport: error: cuport server needs pygls ({exc}): pip install 'cuport[server]'", file=sys.stderr)
         return 2
-    server.start_io()
+    channel = sys.stdout.buffer
+    sys.stdout = sys.stderr           # a stray print must not corrupt the LSP channel
+    server.start_io(sys.stdin.buffer, channel)
     return 0
 
 
