@@ -17,7 +17,7 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 DRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--window-size=1280,2200"]
+         "--disable-dev-shm-usage", "--window-size=1280,2200"]
 
 PTX = """\
 __global__ void k(int *p) { asm volatile("membar.gl;"); p[0] = 1; }
