@@ -38,6 +38,16 @@ LAYOUT = RUN.replace("1 --skip", "2 -roc --skip") + """// CHECK: #include "rocbl
 cublasHandle_t h;
 """
 
+# HIPIFY's own tests mix layouts in one file (`hipblas.h` next to `hiprand/hiprand.h`)
+MIXED = RUN + """// CHECK: #include "hipblas.h"
+#include "cublas_v2.h"
+// CHECK: #include "hiprand/hiprand.h"
+#include "curand.h"
+cublasHandle_t h;
+"""
+# a wrong header in one of them still fails
+MIXED_WRONG = MIXED.replace('CHECK: #include "hiprand/hiprand.h"', 'CHECK: #include "hipfft/hipfft.h"')
+
 
 @pytest.fixture
 def suite(tmp_path):
@@ -47,6 +57,8 @@ def suite(tmp_path):
     (base / "samples" / "good.cu").write_text(PASSING)
     (base / "samples" / "bad.cu").write_text(FAILING)
     (base / "libraries" / "cuBLAS" / "layout.cu").write_text(LAYOUT)
+    (base / "libraries" / "cuBLAS" / "mixed.cu").write_text(MIXED)
+    (base / "libraries" / "cuBLAS" / "mixed_wrong.cu").write_text(MIXED_WRONG)
     (base / "samples" / "inc.h").write_text("// excluded by lit.cfg\n")
     (base / "samples" / "headers_test_06.cu").write_text(FAILING)      # excluded for CUDA 12
     return tmp_path / "HIPIFY"
@@ -79,9 +91,12 @@ def test_suite_pass_rates_and_first_failure(suite):
     status, why = res["samples/bad.cu"]
     assert status == "fail" and why.startswith("line 6:") and "hipNoSuchThing" in why
     assert res["libraries/cuBLAS/layout.cu"] == ("pass", "flat header layout")
+    assert res["libraries/cuBLAS/mixed.cu"] == ("pass", "flat header layout")
+    status, why = res["libraries/cuBLAS/mixed_wrong.cu"]
+    assert status == "fail" and why.startswith("line 4:") and "hipfft" in why
     assert "samples/headers_test_06.cu" not in res and "samples/inc.h" not in res
     text = out.getvalue()
-    assert "== cuport: 2/3 files pass (66.7%)" in text
+    assert "== cuport: 3/5 files pass (60.0%)" in text
     assert "samples" in text and "1/2" in text and "FAIL samples/bad.cu: line 6:" in text
 
 

@@ -192,6 +192,32 @@ def test_prologue_where_hipify_clang_puts_it():
     assert hip(plain, "plain.cpp", portability_fixes=False).text == plain      # nothing CUDA: nothing added
 
 
+def test_every_cu_file_gets_the_runtime_include():
+    # nvcc includes cuda_runtime.h into a .cu by itself, hipify-clang inserts hip_runtime.h into every .cu
+    plain = "#include <stdio.h>\nint add(int a, int b) { return a + b; }\n"
+    assert hip(plain, "plain.cu", portability_fixes=False).text == "\n#include <hip/hip_runtime.h>\n" + plain
+    assert hip(plain, "plain.cpp", portability_fixes=False).text == plain
+
+
+@pytest.mark.parametrize("src, after", [
+    # the guard's #ifndef, before its #define (clang's controlling macro, where hipify-clang inserts)
+    ("// c\n#ifndef G\n#define G\nint x;\n#endif // G\n", "// c\n#ifndef G\n"),
+    # #pragma once before the guard: the earlier one wins
+    ("#pragma once\n#ifndef G\n#define G\nint x;\n#endif\n", "#pragma once\n"),
+    ("#ifndef G\n#pragma once\n#define G\nint x;\n#endif\n", "#ifndef G\n"),
+    # not a guard: code after the #endif, or a directive before the #ifndef: before the first #include
+    ("#ifndef G\n#define G 1\n#endif\n#include <stdio.h>\nint x;\n", "#ifndef G\n#define G 1\n#endif\n"),
+    ("#include <stdio.h>\n#ifndef G\n#define G\nint x;\n#endif\n", ""),
+    ("#ifndef G\n#define G\n#include <stdio.h>\n#endif\nint y;\n", "#ifndef G\n#define G\n"),
+])
+def test_runtime_include_placement(src, after):
+    out = hip(src, "h.cu", portability_fixes=False).text
+    inc = "\n#include <hip/hip_runtime.h>\n"
+    assert out.count("#include <hip/hip_runtime.h>") == 1
+    k = out.index(inc)
+    assert out[:k + 1].replace("\n", "") == after.replace("\n", ""), out
+
+
 def test_portability_helpers_only_when_used():
     from porter.translate.render import render
     assert render("hip/portability.hip.j2", lanemask_t=False, sync_fallbacks=[]).strip() == ""
@@ -579,6 +605,8 @@ def _compile_set(tmp_path):
             res = translate(path, launch_syntax=syntax)
             if res.stats.parse_errors:
                 continue                     # the parse-error fixture is not meant to compile
+            if res.includes:
+                continue                     # includes a project header: compiles only with it translated too
             name = os.path.relpath(path, ROOT).replace(os.sep, "__").replace(".cu", "") + f".{syntax}.hip"
             out = tmp_path / name
             out.write_text(res.text)

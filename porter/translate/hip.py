@@ -332,13 +332,20 @@ class _Translator(H.HandlerContext):
         self.first_include: int | None = None
         self.guard_end: int | None = None
         seen_targets: set[str] = set()
-        guard_candidate = None
-        first_directive = True
+        # clang's controlling macro (what hipify-clang inserts after): a first `#ifndef X` whose `#endif` ends the
+        # file, only comments outside; `#pragma once` counts too, the earlier of the two wins
+        conds: list[int | None] = []          # open conditionals; the guard candidate's #ifndef line end
+        guard_at = pragma_at = None
+        code_before = False
         n = len(toks)
         i = 0
         while i < n:
             t = toks[i]
             if t.kind != "PUNCTUATION" or t.spelling != "#" or not self._at_line_start(t.start):
+                if t.kind != "COMMENT":
+                    code_before = True
+                    if guard_at is not None and not conds:
+                        guard_at = None           # code after the guard's #endif: no controlling macro
                 i += 1
                 continue
             end = self._directive_end(t.start)
@@ -346,22 +353,28 @@ class _Translator(H.HandlerContext):
             while j < n and toks[j].start < end:
                 j += 1
             name = toks[i + 1].spelling if i + 1 < j else ""
+            if guard_at is not None and not conds:
+                guard_at = None                   # a directive after the guard's #endif
             if name in _OPAQUE_DIRECTIVES:
                 self.opaque.append((i, j))
             if name in ("include", "include_next", "import"):
                 self._include(t.start, end, seen_targets)
             elif name == "pragma" and j > i + 2 and toks[i + 2].spelling == "once":
-                self.guard_end = self._line_end(t.start) if self.guard_end is None else self.guard_end
-            elif name == "ifndef" and first_directive and j > i + 2:
-                guard_candidate = toks[i + 2].spelling
-            elif name == "define" and guard_candidate and j > i + 2 and toks[i + 2].spelling == guard_candidate:
-                if self.guard_end is None:
-                    self.guard_end = self._line_end(t.start)
-                guard_candidate = None
-            if name != "ifndef":
-                guard_candidate = guard_candidate if name == "define" else None
-            first_directive = False
+                pragma_at = self._line_end(t.start) if pragma_at is None else pragma_at
+            elif name in ("if", "ifdef", "ifndef"):
+                first = name == "ifndef" and not code_before and guard_at is None and not conds and j > i + 2
+                conds.append(self._line_end(t.start) if first else None)
+            elif name == "endif" and conds:
+                closed = conds.pop()
+                if closed is not None:
+                    guard_at = closed
+            if name not in ("pragma",):
+                code_before = True
             i = j
+        if conds:
+            guard_at = None                     # unbalanced conditionals: clang would not see a guard either
+        cands = [o for o in (guard_at, pragma_at) if o is not None]
+        self.guard_end = min(cands) if cands else None
 
     def _at_line_start(self, off):
         k = off - 1
@@ -804,7 +817,9 @@ class _Translator(H.HandlerContext):
                 at = self._line_end(self.hip_runtime_at)
                 self.edit(at, at, "\n" + helpers.rstrip("\n"))
             return
-        if not self._uses_cuda():
+        # nvcc includes cuda_runtime.h into every .cu file by itself: such a file needs the HIP runtime even when
+        # it names nothing from it (hipify-clang inserts it there too)
+        if not self._uses_cuda() and not self.original.path.endswith((".cu", ".cuh")):
             return
         text = render("hip/prologue.hip.j2", warp_sync_builtins=builtins, include_runtime=True) + helpers
         # hipify-clang: after `#pragma once` / the include guard, else before the first #include, else at the top
