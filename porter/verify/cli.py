@@ -5,6 +5,7 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 
 DEFAULT_TARGETS = "cuda,hip-nvidia,hip-amd,vulkan,opencl"
 
@@ -43,6 +44,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sanitize", action="store_true",
                         help="also run the OpenCL translation under Oclgrind (out-of-bounds, data races, "
                              "uninitialised values); any report fails the case")
+    parser.add_argument("--init", action="store_true",
+                        help="write an editable verify_spec.py beside each .cu file from what its signature and "
+                             "launch sites say (TODO where they do not); never overwrites one")
+    parser.add_argument("--no-spec", action="store_true",
+                        help="derive the cases of .cu files even where a verify_spec.py has them")
+    parser.add_argument("--portability-fixes", action="store_true",
+                        help="without a spec: verify the translator's fixed output (default: the source as written, "
+                             "so that warp-size hazards show)")
     parser.add_argument("--output-format", choices=["table", "json"], default="table")
     parser.add_argument("--bench", action="store_true",
                         help="time repeated launches at the bench size; report median and GB/s or GFLOP/s")
@@ -58,7 +67,10 @@ def main(args: argparse.Namespace) -> int:
     from porter.verify.spec import SpecError, find_specs
 
     from porter.source import special_kind
-    specs, failed = [], False
+    from porter.verify.nospec import derived_cases, write_init, wants_derivation
+    if getattr(args, "init", False):
+        return write_init(args.paths, getattr(args, "portability_fixes", False))
+    specs, failed, refused = [], False, False
     for path in args.paths:             # a bad path costs only itself
         kind = special_kind(path) if path != "-" else None
         try:
@@ -66,6 +78,11 @@ def main(args: argparse.Namespace) -> int:
                 raise SpecError("-: standard input cannot be verified (a verify spec names its source files)")
             if kind:
                 raise SpecError(f"{path}: {kind}, not a source file, skipped")
+            if wants_derivation(path, getattr(args, "no_spec", False)):
+                found, why_not = derived_cases(path, getattr(args, "portability_fixes", False))
+                refused = refused or why_not
+                specs += found
+                continue
             found = find_specs([path])
             if not found and os.path.isdir(path):
                 raise SpecError(f"{path}: no verify_spec.py found")
@@ -81,6 +98,8 @@ def main(args: argparse.Namespace) -> int:
         wanted = set(args.kernels.split(","))
         cases = [c for c in cases if c.id in wanted or (c.name is None and c.kernel in wanted)]
     if not cases:
+        if refused and not failed:
+            return 1                    # nothing derivable: the messages say why and point to --init
         if not failed:
             print("cuport verify: no cases found", file=sys.stderr)
         return 2
@@ -92,15 +111,27 @@ def main(args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"cuport verify: {e}", file=sys.stderr)
         return 2
-    results = runner.run(cases)
+    from porter.verify import differential
+    pairs = []
+    with tempfile.TemporaryDirectory(prefix="cuport-verify-") as dump:
+        if any(c.reference is None for c in cases):
+            runner.dump_dir = dump      # outputs of reference-less cases, compared across targets
+        results = runner.run(cases)
+        pairs = differential.apply(results, cases)
     if args.output_format == "json":
         summary = _summary(results)
-        json.dump({"results": [r.as_dict() for r in results], "summary": summary}, sys.stdout, indent=2,
-                  default=str)
+        doc = {"results": [r.as_dict() for r in results], "summary": summary}
+        if pairs:
+            doc["differential"] = [p.as_dict() for p in pairs]
+        json.dump(doc, sys.stdout, indent=2, default=str)
         print()
     else:
         print(format_table(results, bench=args.bench))
-    return 2 if failed else exit_code(results)
+        lines = differential.format_pairs(pairs)
+        if lines:
+            print("\n".join(lines))
+    code = exit_code(results)
+    return 2 if failed else max(code, 1 if refused else 0)
 
 
 def _summary(results) -> dict[str, int]:

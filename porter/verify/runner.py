@@ -79,6 +79,7 @@ class Runner:
         self.targets, self.subgroups, self.sizes = targets, subgroups, sizes
         self.timeout, self.bench, self.repeat, self.jobs = timeout, bench, repeat, max(1, jobs)
         self.progress = progress
+        self.dump_dir: str | None = None    # where workers save outputs of cases with reference=None
 
     # -- planning -------------------------------------------------------------------------------
     def plan(self, cases: list[Case]) -> tuple[list[Job], list[Result]]:
@@ -146,6 +147,10 @@ class Runner:
         """Start one worker for these sizes; return the results it gave (at least one)."""
         request = {"spec": job.case.spec_path, "case": job.case.index, "target": job.target,
                    "variant": job.variant.as_dict(), "sizes": sizes_list, "repeat": job.repeat}
+        if getattr(job.case, "derived", None):      # spec-less: the worker rebuilds the case from this
+            request["derived"] = job.case.derived
+        if self.dump_dir and job.case.reference is None:
+            request["dump"] = self.dump_dir         # outputs kept for the differential comparison
         cmd, env = [sys.executable, "-m", "porter.verify.worker"], worker_env(job.variant.env)
         backend = load(job.target)
         if hasattr(backend, "wrap_command"):
@@ -203,7 +208,7 @@ class Runner:
         inherit = getattr(load(job.target), "EXPECT_AS", None)
         if expect is None and inherit:
             expect = job.case.expect_for(inherit, job.variant.label)
-        if expect == "fail" and not compile_only:
+        if expect == "fail" and not compile_only and job.case.reference is not None:   # else: differential.py
             if status in ("FAIL", "crash", "timeout"):
                 status, message = "xfail", f"expected failure ({r.get('status')}): {message}"
             elif status == "pass":

@@ -18,6 +18,7 @@ CUDA order. Grid and block are one expression or a tuple of up to 3; numeric `de
 too (`block="(TILE_SIZE, TILE_SIZE)"`). Inputs are random from `seed` unless `init` says otherwise;
 `out` arrays start as NaN / max-int so unwritten elements fail. The reference gets the arguments
 it names (copies) and returns {output: array}; tolerances may be expressions of the sizes.
+`reference=None` compares the targets with each other instead (porter/verify/differential.py).
 """
 from __future__ import annotations
 
@@ -199,8 +200,8 @@ class Case:
                         parse_expr(v)
         except SpecError as e:
             raise SpecError(f"{label}: tol: {e}") from None
-        if not callable(self.reference):
-            raise SpecError(f"{label}: reference must be a function")
+        if self.reference is not None and not callable(self.reference):
+            raise SpecError(f"{label}: reference must be a function (or None: compare the targets with each other)")
         self.init = {k: _as_init(v) for k, v in self.init.items()}
         names = {p.name for p in self.sig}
         for key in self.init:
@@ -310,6 +311,8 @@ class Case:
     def expected(self, args: dict[str, Any], sizes: dict[str, int]) -> dict[str, np.ndarray]:
         """Run the NumPy reference on copies of the arguments; returns every out/inout array."""
         outputs = self.sig.outputs
+        if self.reference is None:
+            raise SpecError(f"{self.id}: no reference (reference=None is checked across targets)")
         pool = {**self.numeric_defines(), **sizes,
                 **{k: (v.copy() if isinstance(v, np.ndarray) else v.item()) for k, v in args.items()}}
         sig = inspect.signature(self.reference)

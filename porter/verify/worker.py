@@ -75,7 +75,7 @@ def translation(case, target: str) -> tuple[str, dict | None]:
     return res.text, manifest
 
 
-def run_case(case, backend, target, variant, text, manifest, sizes, repeat) -> dict:
+def run_case(case, backend, target, variant, text, manifest, sizes, repeat, dump: str | None = None) -> dict:
     from porter.verify.backends import CompileError, Skip
     from porter.verify.compare import compare
     from porter.verify.spec import SpecError
@@ -96,6 +96,12 @@ def run_case(case, backend, target, variant, text, manifest, sizes, repeat) -> d
     result = {**base, "kernel_ms": out.kernel_ms, "info": out.info}
     if out.outputs is None:
         return {**result, "status": "pass", "message": "compiled (compile-only target)"}
+    if dump:                      # the outputs, for comparing targets with each other (differential.py)
+        result["info"] = {**out.info, "dump": _dump(dump, target, variant, sizes, out.outputs)}
+    if case.reference is None:
+        from porter.verify.differential import sanitizer_failure
+        bad = sanitizer_failure(case, result["info"])
+        return {**result, **(bad or {"status": "pass", "message": "ran; compared with the other targets"})}
     try:
         expected = case.expected(args, sizes)
     except Exception as e:
@@ -123,10 +129,24 @@ def run_case(case, backend, target, variant, text, manifest, sizes, repeat) -> d
     return {**result, "status": "pass", "message": "; ".join(c.message for c in comparisons)}
 
 
+def _dump(folder: str, target: str, variant, sizes, outputs: dict) -> str:
+    import zlib
+
+    import numpy as np
+    key = zlib.crc32(json.dumps([target, variant.label, sizes], sort_keys=True).encode())
+    path = os.path.join(folder, f"{target}-{key:08x}.npz")
+    np.savez(path, **{k: np.asarray(v) for k, v in outputs.items()})
+    return path
+
+
 def run_job(job: dict) -> None:
     from porter.verify.backends import CompileError, Skip, Variant, load
     from porter.verify.spec import load_spec
-    case = load_spec(job["spec"])[job["case"]]
+    if job.get("derived"):             # spec-less verify: the case was derived from the source
+        from porter.verify.derive import case_from_dict
+        case = case_from_dict(job["derived"])
+    else:
+        case = load_spec(job["spec"])[job["case"]]
     target = job["target"]
     variant = Variant.from_dict(job.get("variant") or {})
     sizes_list = job["sizes"]
@@ -153,7 +173,8 @@ def run_job(job: dict) -> None:
     if variant.subgroup and info.get("subgroup_size") not in (None, variant.subgroup):
         return all_sizes("skipped", f"device subgroup size is {info['subgroup_size']}, {variant.subgroup} requested")
     for sizes in sizes_list:
-        result = run_case(case, backend, target, variant, text, manifest, sizes, int(job.get("repeat", 1)))
+        result = run_case(case, backend, target, variant, text, manifest, sizes, int(job.get("repeat", 1)),
+                          job.get("dump"))
         result["device"] = info.get("device", "")
         result["subgroup_size"] = info.get("subgroup_size")
         _emit(result)

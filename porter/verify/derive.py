@@ -1,0 +1,636 @@
+"""Spec-less verify: a verify Case derived from a kernel's signature and its launch site in the host code.
+
+What is read from the source:
+- parameters: pointers become arrays (`const T*` in; written only: out; written and read: inout), integer and
+  float scalars become scalars; other types (structs, half, char) cannot be derived;
+- the first launch site `k<<<grid, block, shmem>>>(args)`: the block must fold to constants (launch.py), the
+  grid and dynamic shared memory become expressions of size names, each pointer argument's length comes from
+  its `cudaMalloc(&p, bytes)` (bytes / sizeof(element));
+- size names: kernel integer parameters that receive a host variable directly, and host variables initialised
+  with constants (`const int n = 1 << 20`); a variable read at run time (`atoi(argv[1])`) gets 1000, with a note.
+  Without any launch site, a kernel with exactly one integer parameter is assumed 1-D (grid ceil(n / 256), block
+  256, every array of n elements), with a note.
+What cannot be derived (aliasing pointer arguments, an offset pointer, a buffer allocated out of sight, memory
+indexed with values read from the kernel's inputs, template kernels) is a Problem: spec-less verify refuses the
+kernel and points to `cuport verify --init`, whose skeleton marks it TODO with a placeholder that loads and runs.
+"""
+from __future__ import annotations
+
+import re
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HEURISTIC_SIZE = 1000            # a size the program decides at run time
+DIFF_TOL = {"f32": (1e-4, 1e-5), "f64": (1e-10, 1e-12)}    # translations against each other (sum order differs)
+_COMM = re.compile(r"^(__shfl|__syncthreads|__syncwarp|atomic|__ballot|__any|__all|__reduce|__match|__activemask)")
+_ALLOC = ("cudaMalloc", "cudaMallocManaged", "hipMalloc", "hipMallocManaged")
+
+
+class Underivable(Exception):
+    """One thing the source does not say (the message says what and where)."""
+
+
+@dataclass
+class Problem:
+    what: str                  # parameter name, or "grid" / "block" / "template" / "launch"
+    message: str
+
+
+@dataclass
+class PDesc:
+    name: str
+    dtype: str
+    shape: str | None = None   # arrays: element count expression
+    direction: str = ""        # arrays: in / out / inout
+    default: str | None = None  # scalars: expression, None when the size of the same name gives it
+    init: tuple | None = None  # (Init kind, args) for arrays
+
+    def text(self) -> str:
+        if self.shape is not None:
+            return f"{self.name}: {self.dtype}[{self.shape}] {self.direction}"
+        return f"{self.name}: {self.dtype}" + (f" = {self.default}" if self.default is not None else "")
+
+
+@dataclass
+class Derived:
+    path: str
+    kernel: str
+    line: int
+    params: list[PDesc] = field(default_factory=list)
+    grid: str = "1"
+    block: str = "1"
+    shared: str = "0"
+    sizes: dict = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def signature(self) -> str:
+        return ", ".join(p.text() for p in self.params)
+
+    def as_dict(self, portability_fixes: bool = False) -> dict:
+        """The JSON a worker rebuilds the Case from (case_from_dict)."""
+        return {"path": str(Path(self.path).resolve()), "kernel": self.kernel, "signature": self.signature,
+                "grid": self.grid, "block": self.block, "shared_mem": self.shared, "sizes": [self.sizes],
+                "init": {p.name: list(p.init) for p in self.params if p.init},
+                "tol": {p.dtype: DIFF_TOL[p.dtype] for p in self.params if p.dtype in DIFF_TOL},
+                "translate": {} if portability_fixes else {"portability_fixes": False}}
+
+
+def case_from_dict(d: dict):
+    """A differential Case (reference=None) from Derived.as_dict()."""
+    from porter.verify.spec import Case, Init, Tol
+    path = Path(d["path"])
+    case = Case(source=path.name, kernel=d["kernel"], signature=d["signature"], grid=d["grid"], block=d["block"],
+                reference=None, sizes=[dict(s) for s in d["sizes"]], shared_mem=d.get("shared_mem", 0),
+                init={k: Init(v[0], tuple(v[1])) for k, v in d.get("init", {}).items()},
+                tol={k: Tol(*v) for k, v in d.get("tol", {}).items()}, translate=dict(d.get("translate", {})))
+    case.spec_path, case.index, case.derived = str(path), 0, d
+    return case
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# types
+
+_DTYPES = {"float": "f32", "double": "f64", "int": "i32", "unsigned int": "u32", "long": "i64", "long long": "i64",
+           "unsigned long": "u64", "unsigned long long": "u64"}
+
+
+def _dtype(ctype: str | None) -> str | None:
+    t = re.sub(r"\b(const|volatile|__restrict__|__restrict|restrict|signed)\b", " ", ctype or "")
+    t = " ".join(t.replace("*", " ").split())
+    return _DTYPES.get(t)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# host expressions -> size expressions
+
+class _Sym:
+    """Writes host expressions in the spec notation over size names."""
+
+    def __init__(self, model, site, kernel):
+        from porter.frontend.affine import analysis
+        self.model, self.site, self.kernel = model, site, kernel
+        self.an = analysis(model)
+        self.names: dict[int, str] = {}      # id(decl) -> size name
+        self.sizes: dict[str, int] = {}
+        self.notes: list[str] = []
+        self.inline: set[int] = set()        # decls folded to their value (block dimensions)
+        self.taken = {p.name for p in kernel.params}
+
+    def size_name(self, decl, value, why: str | None = None, name: str | None = None) -> str:
+        """The size name of a host variable (or the kernel parameter `name` it is passed to)."""
+        if id(decl) not in self.names:
+            cand = name or decl.spelling
+            while cand in self.sizes or (name is None and cand in self.taken):
+                cand += "_"                      # a host variable must not take a kernel parameter's name
+            self.names[id(decl)] = cand
+            self.sizes[cand] = value
+            if why:
+                self.notes.append(why.format(name=cand))
+        return self.names[id(decl)]
+
+    def expr(self, node, depth: int = 0) -> str:
+        from porter.frontend.launch import fold_int
+        if node is None or depth > 12:
+            raise Underivable("expression too deep")
+        n = node
+        while n.kind in ("PAREN_EXPR", "UNEXPOSED_EXPR", "CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR",
+                         "CXX_FUNCTIONAL_CAST_EXPR") and n.children:
+            n = n.children[-1]
+        k = n.kind
+        if k == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind in ("VAR_DECL", "PARM_DECL"):
+            return self.variable(n.ref, depth)
+        if k == "BINARY_OPERATOR" and len(n.children) == 2 and n.op in ("+", "-", "*", "/", "%", "<<", ">>"):
+            a, b = self.expr(n.children[0], depth + 1), self.expr(n.children[1], depth + 1)
+            op = n.op
+            if op in ("<<", ">>"):
+                shift = fold_int(self.model, n.children[1])
+                if shift is None or not 0 <= shift < 63:
+                    raise Underivable(f"cannot express `{n.text}`")
+                op, b = ("*" if op == "<<" else "//"), str(1 << shift)
+            elif op == "/" and "float" not in (n.type or "") and "double" not in (n.type or ""):
+                op = "//"
+            return f"({a} {op} {b})"
+        v = n.value if k.endswith(("_EXPR", "_LITERAL", "OPERATOR")) else None
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return repr(v)
+        raise Underivable(f"cannot express `{' '.join(n.text.split())}` as a size")
+
+    def variable(self, decl, depth: int) -> str:
+        from porter.frontend.launch import fold_int
+        if id(decl) in self.names:
+            return self.names[id(decl)]
+        where = f"line {self.model.source.position(decl.start)[0]}"
+        init = self.an.definition(decl) if decl.kind == "VAR_DECL" else None
+        if init is not None:
+            const = fold_int(self.model, init)
+            if const is not None and id(decl) in self.inline:
+                return str(const)
+            if const is not None and not _has_var_refs(init):
+                return self.size_name(decl, const)
+            try:
+                return self.expr(init, depth + 1)
+            except Underivable:
+                pass
+        return self.size_name(decl, HEURISTIC_SIZE, f"{{name}} is decided at run time ({where}): "
+                                                    f"{HEURISTIC_SIZE} assumed (--sizes {{name}}=N)")
+
+
+def _has_var_refs(node) -> bool:
+    return any(n.kind == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind in ("VAR_DECL", "PARM_DECL")
+               for n in node.walk())
+
+
+def _bare(node):
+    """The node under parentheses and implicit / explicit casts."""
+    while node is not None and node.kind in ("PAREN_EXPR", "UNEXPOSED_EXPR", "CSTYLE_CAST_EXPR",
+                                             "CXX_STATIC_CAST_EXPR", "CXX_REINTERPRET_CAST_EXPR") and node.children:
+        node = node.children[-1]
+    return node
+
+
+def _allocation(model, decl):
+    """The byte-count expression of `cudaMalloc(&p, bytes)` for the host pointer `decl`, or None."""
+    for call in model.of_kind("CALL_EXPR"):
+        if call.spelling not in _ALLOC:
+            continue
+        args = call.args()
+        if len(args) < 2:
+            continue
+        a = _bare(args[0])
+        if a.kind == "UNARY_OPERATOR" and a.op == "&" and a.children:
+            target = _bare(a.children[0])
+            if target.kind == "DECL_REF_EXPR" and target.ref is decl:
+                return args[1]
+    return None
+
+
+def _elements(sym: _Sym, size_node, elem: int) -> str:
+    """Element count from a byte count: `n * sizeof(float)` -> n, anything else -> (bytes) // elem."""
+    from porter.frontend.launch import fold_int
+    n = _bare(size_node)
+    const = fold_int(sym.model, n) if not _has_var_refs(n) else None
+    if const is None and n.kind == "CXX_UNARY_EXPR":
+        const = n.value
+    if isinstance(const, int):
+        return str(max(1, const // elem))
+    if n.kind == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind == "VAR_DECL" and \
+            id(n.ref) not in sym.names:
+        d = sym.an.definition(n.ref)
+        if d is not None and _has_var_refs(d):
+            return _elements(sym, d, elem)         # `size_t bytes = n * sizeof(float)`
+    if n.kind == "BINARY_OPERATOR" and n.op == "*" and len(n.children) == 2:
+        for i in (0, 1):
+            s = _bare(n.children[i])
+            if s.kind == "CXX_UNARY_EXPR" and s.value == elem:
+                return sym.expr(n.children[1 - i])
+    return f"({sym.expr(size_node)} // {elem})"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the kernel body: what each pointer does, and whether memory is indexed with loaded values
+
+def _pointer_use(fn, decl) -> tuple[bool, bool]:
+    """(written, read) through pointer parameter `decl`; a use that is not clearly one or the other is both."""
+    written = read = False
+    for n in fn.body.walk():
+        if n.kind != "DECL_REF_EXPR" or n.ref is not decl:
+            continue
+        child, p = n, n.parent
+        while p is not None and (p.kind in ("PAREN_EXPR", "UNEXPOSED_EXPR", "ARRAY_SUBSCRIPT_EXPR",
+                                            "MEMBER_REF_EXPR") or (p.kind == "UNARY_OPERATOR" and p.op == "*")):
+            if p.kind == "ARRAY_SUBSCRIPT_EXPR" and p.children and p.children[0] is not child:
+                break
+            child, p = p, p.parent
+        if p is None:
+            continue
+        if p.kind == "BINARY_OPERATOR" and p.op == "=" and p.children and p.children[0] is child:
+            written = True
+        elif p.kind == "COMPOUND_ASSIGNMENT_OPERATOR" and p.children and p.children[0] is child:
+            written = read = True
+        elif p.kind == "UNARY_OPERATOR" and p.op in ("++", "--", "post++", "post--", "&"):
+            written = read = True
+        elif p.kind == "CALL_EXPR" or (p.kind == "BINARY_OPERATOR" and p.op in ("+", "-") and child is n):
+            written = read = True                   # atomics, device functions, pointer arithmetic
+        elif p.kind == "VAR_DECL" and ("*" in (p.type or "") or "&" in (p.type or "")):
+            written = read = True                   # an alias
+        else:
+            read = True
+    return written, read
+
+
+def _data_indexing(model, fn, pointers: set) -> str | None:
+    """`bins[in[i] % 16]`: an index computed from a value loaded through a pointer parameter. Returns the text."""
+    def loads(node, tainted):
+        for n in node.walk():
+            if n.kind == "DECL_REF_EXPR" and n.ref is not None and (id(n.ref) in pointers or id(n.ref) in tainted):
+                if id(n.ref) in tainted:
+                    return True
+                p = n.parent
+                while p is not None and p.kind in ("PAREN_EXPR", "UNEXPOSED_EXPR"):
+                    p = p.parent
+                if p is not None and (p.kind == "ARRAY_SUBSCRIPT_EXPR" or
+                                      (p.kind == "UNARY_OPERATOR" and p.op == "*")):
+                    return True
+        return False
+
+    tainted: set[int] = set()
+    local_vars = [v for v in fn.body.walk() if v.kind == "VAR_DECL"]
+    writes = [w for w in fn.body.walk() if (w.kind == "BINARY_OPERATOR" and w.op == "=") or
+              w.kind == "COMPOUND_ASSIGNMENT_OPERATOR"]
+    changed = True
+    while changed:                               # locals holding loaded values, to a fixed point
+        changed = False
+        for v in local_vars:
+            if id(v) not in tainted and v.children and "*" not in (v.type or "") and loads(v, tainted):
+                tainted.add(id(v))
+                changed = True
+        for w in writes:
+            t = _bare(w.children[0]) if w.children else None
+            if t is not None and t.kind == "DECL_REF_EXPR" and t.ref is not None and id(t.ref) not in tainted \
+                    and t.ref.kind == "VAR_DECL" and len(w.children) > 1 and loads(w.children[1], tainted):
+                tainted.add(id(t.ref))
+                changed = True
+    for n in fn.body.walk():
+        if n.kind == "ARRAY_SUBSCRIPT_EXPR" and len(n.children) == 2 and loads(n.children[1], tainted):
+            return " ".join(n.text.split())
+    return None
+
+
+def _communicates(model, fn) -> bool:
+    """Threads exchange values (shuffles, barriers, atomics, shared memory) or loop: no special values then."""
+    if any(s.function is fn for s in model.shared):
+        return True
+    for n in fn.body.walk():
+        if n.kind in ("FOR_STMT", "WHILE_STMT", "DO_STMT") or (n.kind == "CALL_EXPR" and _COMM.match(n.callee)):
+            return True
+    return False
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# one kernel
+
+def derive_kernel(model, fn) -> Derived:
+    from porter.frontend.launch import site_kernel, site_shapes
+    line = model.source.position(fn.node.start)[0]
+    d = Derived(model.path, fn.name, line)
+    if fn.is_template:
+        d.problems.append(Problem("template", f"`{fn.name}` is a template: its template arguments are needed "
+                                              "(Case(template_args=...))"))
+    sites = [s for s in model.launches if site_kernel(s) == fn.name and s.block is not None]
+    site = sites[0] if sites else None
+    sym = _Sym(model, site, fn)
+    pointers = {id(p.node) for p in fn.params if p.is_pointer}
+    args = list(site.args) if site is not None else []
+    if site is not None and len(args) != len(fn.params):
+        d.problems.append(Problem("launch", f"the launch at line {_line(model, site.node)} passes {len(args)} "
+                                            f"arguments for {len(fn.params)} parameters (default arguments?)"))
+        args = []
+    if site is not None:
+        sl = _line(model, site.node)
+        shapes = site_shapes(model, site, fn)
+        if shapes:
+            dims = shapes[0][0].dims
+            d.block = _dims_text(dims)
+            _mark_inline(sym, site.block)
+        else:
+            d.problems.append(Problem("block", f"the block of the launch at line {sl} "
+                                               f"(`{' '.join(site.block.text.split())}`) does not fold to constants"))
+        # kernel parameters that receive a host variable name that variable's size
+        for p, a in zip(fn.params, args):
+            b = _bare(a)
+            if not p.is_pointer and _dtype(_canon(p)) in ("i32", "u32", "i64", "u64") and \
+                    b.kind == "DECL_REF_EXPR" and b.ref is not None and id(b.ref) not in sym.inline:
+                init = sym.an.definition(b.ref) if b.ref.kind == "VAR_DECL" else None
+                from porter.frontend.launch import fold_int
+                const = fold_int(model, init) if init is not None else None
+                if const is not None and not _has_var_refs(init):
+                    sym.size_name(b.ref, const, name=p.name)
+                elif init is None or not _expressible(sym, init):
+                    sym.size_name(b.ref, HEURISTIC_SIZE, f"{{name}} is decided at run time (line {sl}): "
+                                                         f"{HEURISTIC_SIZE} assumed (--sizes {{name}}=N)", p.name)
+        try:
+            d.grid = _grid_text(sym, site.grid)
+        except Underivable as e:
+            d.problems.append(Problem("grid", f"grid of the launch at line {sl}: {e}"))
+        if site.shmem is not None:
+            try:
+                d.shared = sym.expr(site.shmem)
+            except Underivable as e:
+                d.problems.append(Problem("shared", f"dynamic shared memory at line {sl}: {e}"))
+        if len(sites) > 1:
+            d.notes.append(f"{len(sites)} launch sites: the one at line {sl} is used")
+    else:
+        ints = [p for p in fn.params if not p.is_pointer and _dtype(_canon(p)) in ("i32", "u32", "i64", "u64")]
+        for p in ints:
+            sym.sizes[p.name] = HEURISTIC_SIZE
+        n = ints[0].name if ints else "1"
+        d.grid, d.block = f"cdiv({n}, 256)", "256"
+        if len(ints) == 1:
+            d.notes.append(f"no launch site: assumed 1-D, grid cdiv({n}, 256), block 256, every array of {n} "
+                           f"elements, {n}={HEURISTIC_SIZE} (--sizes {n}=N)")
+        else:
+            d.problems.append(Problem("launch", "no launch site in this file, and not exactly one integer "
+                                                "parameter to take for the size: grid, block and sizes are needed"))
+    seen_buffers: dict[int, str] = {}
+    elementwise = not _communicates(model, fn) if fn.body is not None else False
+    for i, p in enumerate(fn.params):
+        a = args[i] if i < len(args) else None
+        if p.is_pointer:
+            d.params.append(_array(model, fn, sym, d, p, a, seen_buffers, elementwise))
+        else:
+            d.params.append(_scalar(sym, d, p, a))
+    if fn.body is not None:
+        why = _data_indexing(model, fn, pointers)
+        if why:
+            d.problems.append(Problem("indexing", f"`{why}` indexes memory with a value loaded from the inputs: "
+                                                  "their range must keep it in bounds (init=...)"))
+    d.sizes = dict(sym.sizes)
+    d.notes += sym.notes
+    return d
+
+
+def _expressible(sym, node) -> bool:
+    try:
+        sym.expr(node)
+        return True
+    except Underivable:
+        return False
+
+
+def _canon(p) -> str:
+    return p.node.canonical_type.spelling
+
+
+def _line(model, node) -> int:
+    return model.source.position(node.start)[0]
+
+
+def _mark_inline(sym: _Sym, block) -> None:
+    """Host variables that make up the block are constants, not sizes: the translations fix the block."""
+    todo = [block]
+    while todo:
+        node = todo.pop()
+        for n in node.walk():
+            if n.kind == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind == "VAR_DECL" and \
+                    id(n.ref) not in sym.inline:
+                sym.inline.add(id(n.ref))
+                d = sym.an.definition(n.ref)
+                if d is not None:
+                    todo.append(d)
+                else:
+                    todo.extend(c for c in n.ref.children if not c.kind.endswith("_ATTR"))
+
+
+def _grid_text(sym: _Sym, grid) -> str:
+    from porter.frontend.launch import _members_written
+    n = _bare(grid)
+    if n.kind == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind == "VAR_DECL" and "dim3" in (n.type or ""):
+        if _members_written(n.ref):
+            raise Underivable(f"`{n.spelling}` is changed after its declaration")
+        exprs = [c for c in n.ref.children if not c.kind.endswith("_ATTR") and c.kind not in ("TYPE_REF",
+                                                                                             "NAMESPACE_REF")]
+        if not exprs:
+            raise Underivable(f"`{n.spelling}` has no initial value")
+        return _grid_text(sym, exprs[-1])
+    if n.kind in ("CALL_EXPR", "CXX_FUNCTIONAL_CAST_EXPR") and n.spelling == "dim3" or \
+            n.kind in ("INIT_LIST_EXPR",):
+        parts = [a for a in (n.args() if n.kind == "CALL_EXPR" else n.children)
+                 if a.kind not in ("TYPE_REF", "NAMESPACE_REF")]
+        if len(parts) == 1 and "dim3" in (parts[0].type or ""):
+            return _grid_text(sym, parts[0])
+        if not 1 <= len(parts) <= 3:
+            raise Underivable(f"cannot read `{' '.join(n.text.split())}`")
+        dims = [sym.expr(a) for a in parts]
+        while len(dims) > 1 and dims[-1] == "1":
+            dims.pop()
+        return _tidy(dims[0]) if len(dims) == 1 else "(" + ", ".join(_tidy(x) for x in dims) + ")"
+    return _tidy(sym.expr(n))
+
+
+def _dims_text(dims) -> str:
+    d = list(dims)
+    while len(d) > 1 and d[-1] == 1:
+        d.pop()
+    return str(d[0]) if len(d) == 1 else "(" + ", ".join(map(str, d)) + ")"
+
+
+def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) -> PDesc:
+    dtype = _dtype(p.pointee)
+    if dtype is None:
+        d.problems.append(Problem(p.name, f"'{p.name}' points to `{p.pointee}`: only float, double and 32/64-bit "
+                                          "integers are generated"))
+        dtype = "f32"
+    if p.const_pointee or fn.body is None:
+        direction = "in" if p.const_pointee else "inout"
+    else:
+        written, read = _pointer_use(fn, p.node)
+        direction = "inout" if written and read else "out" if written else "in"
+    shape = None
+    first = next((q for q in fn.params if not q.is_pointer and _dtype(_canon(q)) in ("i32", "u32", "i64", "u64")),
+                 None)
+    if sym.site is None:
+        shape = first.name if first is not None else None
+    elif arg is not None:
+        b = _bare(arg)
+        if b.kind != "DECL_REF_EXPR" or b.ref is None or b.ref.kind not in ("VAR_DECL", "PARM_DECL"):
+            d.problems.append(Problem(p.name, f"'{p.name}' receives `{' '.join(arg.text.split())}`, not a buffer "
+                                              "variable: its size is not known"))
+        elif id(b.ref) in seen:
+            d.problems.append(Problem(p.name, f"'{p.name}' and '{seen[id(b.ref)]}' are the same buffer "
+                                              f"`{b.spelling}` (aliasing): the translations may not keep it"))
+        else:
+            seen[id(b.ref)] = p.name
+            size = _allocation(model, b.ref)
+            elem = {"f32": 4, "f64": 8, "i32": 4, "u32": 4, "i64": 8, "u64": 8}[dtype]
+            if size is None:
+                d.problems.append(Problem(p.name, f"no cudaMalloc of `{b.spelling}` in this file: the size of "
+                                                  f"'{p.name}' is not known"))
+            else:
+                try:
+                    shape = _elements(sym, size, elem)
+                except Underivable as e:
+                    d.problems.append(Problem(p.name, f"size of '{p.name}': {e}"))
+    if shape is None:
+        shape = first.name if first is not None else "1"
+        if not any(pr.what == p.name for pr in d.problems):
+            d.problems.append(Problem(p.name, f"the size of '{p.name}' is not known"))
+    init = None
+    if direction != "out":
+        kind = "special" if elementwise and dtype in ("f32", "f64") else "uniform"
+        init = (kind, (0.02,)) if kind == "special" else (kind, ((-1.0, 1.0) if dtype[0] == "f" else
+                                                                 (0, 100) if dtype[0] == "u" else (-100, 100)))
+    return PDesc(p.name, dtype, _tidy(shape), direction, init=init)
+
+
+def _scalar(sym: _Sym, d: Derived, p, arg) -> PDesc:
+    dtype = _dtype(_canon(p))
+    if dtype is None:
+        d.problems.append(Problem(p.name, f"'{p.name}' is a `{p.type}`: only float, double and 32/64-bit "
+                                          "integers are generated"))
+        return PDesc(p.name, "i32", default="0")
+    if sym.site is None:
+        if dtype[0] == "f":
+            return PDesc(p.name, dtype, default="1.5")
+        return PDesc(p.name, dtype) if p.name in sym.sizes else PDesc(p.name, dtype, default="1")
+    b = _bare(arg) if arg is not None else None
+    if b is not None and b.kind == "DECL_REF_EXPR" and id(b.ref) in sym.names and sym.names[id(b.ref)] == p.name:
+        return PDesc(p.name, dtype)
+    if arg is None:
+        return PDesc(p.name, dtype, default="1")
+    if dtype[0] == "f":
+        v = b.value if b.kind.endswith(("_EXPR", "_LITERAL", "OPERATOR")) else None
+        if v is None and b.kind == "DECL_REF_EXPR" and b.ref is not None and b.ref.kind == "VAR_DECL":
+            init = sym.an.definition(b.ref)
+            v = _bare(init).value if init is not None else None
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return PDesc(p.name, dtype, default=format(float(v), ".7g"))
+        d.notes.append(f"'{p.name}' = `{' '.join(arg.text.split())}` is not a constant: 1.5 assumed")
+        return PDesc(p.name, dtype, default="1.5")
+    try:
+        return PDesc(p.name, dtype, default=_tidy(sym.expr(arg)))
+    except Underivable as e:
+        d.problems.append(Problem(p.name, f"'{p.name}': {e}"))
+        return PDesc(p.name, dtype, default="1")
+
+
+_CDIV = re.compile(r"\(\(\((\w+) \+ (\d+)\) - 1\) // (\d+)\)|\((\w+) \+ (\d+)\) // (\d+)")
+
+
+def _tidy(expr: str) -> str:
+    """`((n + 256) - 1) // 256` and `(n + 255) // 256` as cdiv(n, 256); outer parentheses dropped."""
+    def cdiv(m):
+        if m.group(1) and m.group(2) == m.group(3):
+            return f"cdiv({m.group(1)}, {m.group(3)})"
+        if m.group(4) and int(m.group(5)) + 1 == int(m.group(6)):
+            return f"cdiv({m.group(4)}, {m.group(6)})"
+        return m.group(0)
+    expr = _CDIV.sub(cdiv, f"({expr})")
+    while expr.startswith("(") and expr.endswith(")"):
+        depth = 0
+        for i, ch in enumerate(expr):
+            depth += ch == "("
+            depth -= ch == ")"
+            if depth == 0 and i < len(expr) - 1:
+                return expr
+        expr = expr[1:-1]
+    return expr
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# a file
+
+def derive_file(path: str) -> list[Derived]:
+    """A Derived for each kernel with a body in the file (parse errors are left to the translators)."""
+    from porter.frontend.build import build_model
+    from porter.frontend.parse import ParseOptions
+    from porter.source import read_source
+    model = build_model(read_source(path), ParseOptions(full_model=True))
+    try:
+        return [derive_kernel(model, fn) for fn in model.kernels if fn.body is not None]
+    finally:
+        model.release()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# `cuport verify --init`: the same, as an editable spec
+
+_INIT_CODE = {"uniform": "uniform({}, {})", "special": "special({})", "full": "full({})"}
+
+
+def skeleton(derived: list[Derived], spec_dir: Path, portability_fixes: bool = False) -> str:
+    """verify_spec.py text for these kernels: what was derived filled in, TODO where a placeholder stands."""
+    files = sorted({str(Path(d.path).name) for d in derived})
+    out = [f'"""cuport verify spec for {", ".join(files)}, written by `cuport verify --init`.',
+           "",
+           "Derived from the kernel signatures and launch sites; edit it. Lines marked TODO hold placeholders",
+           "for what the source does not say. With reference=None the targets are compared with each other;",
+           "a NumPy reference (a function of the arguments returning {output: array}) checks the right answer.",
+           '"""',
+           "from porter.verify.spec import Case, Tol, full, special, uniform  # noqa: F401",
+           "", "KERNELS = ["]
+    for d in derived:
+        rel = Path(d.path).resolve().relative_to(spec_dir.resolve()) if _inside(d.path, spec_dir) else d.path
+        out.append(f"    # {d.kernel} (line {d.line} of {Path(d.path).name})")
+        out += [f"    # note: {n}" for n in d.notes]
+        for p in d.problems:
+            out += textwrap.wrap(p.message, 110, initial_indent="    # TODO: ", subsequent_indent="    #       ")
+        indexing = any(p.what == "indexing" for p in d.problems)
+        inits = []
+        for p in d.params:
+            if not p.init:
+                continue
+            code = "full(0)" if indexing else _INIT_CODE[p.init[0]].format(*p.init[1])
+            inits.append(f'"{p.name}": {code}')
+        tol = sorted({p.dtype for p in d.params if p.dtype in DIFF_TOL})
+        out += ["    Case(",
+                f'        source="{rel}", kernel="{d.kernel}",',
+                f'        signature="{d.signature}",',
+                f'        grid="{d.grid}", block="{d.block}",']
+        if d.shared != "0":
+            out.append(f'        shared_mem="{d.shared}",')
+        if inits:
+            out.append(f"        init={{{', '.join(inits)}}},"
+                       + ("  # TODO: values that keep the indices in bounds" if indexing else ""))
+        out.append(f"        sizes=[{d.sizes!r}],")
+        if tol:
+            out.append("        tol={" + ", ".join(f'"{t}": Tol({DIFF_TOL[t][0]}, {DIFF_TOL[t][1]})' for t in tol)
+                       + "},  # for comparing targets; a reference may need tighter")
+        if not portability_fixes:
+            out.append('        translate={"portability_fixes": False},  # verify the source as written')
+        if any(p.what == "template" for p in d.problems):
+            out.append("        template_args=(),  # TODO: the template arguments")
+        out += ["        reference=None,  # TODO (optional): lambda **args: {\"output\": numpy expression}",
+                "    ),"]
+    out += ["]", ""]
+    return "\n".join(out)
+
+
+def _inside(path: str, folder: Path) -> bool:
+    try:
+        Path(path).resolve().relative_to(folder.resolve())
+        return True
+    except ValueError:
+        return False
