@@ -50,6 +50,7 @@ class ParseOptions:
     header_mode: str = "light"               # light | full
     full_model: bool = False                 # also model host functions without launches (translators)
     language: str = "cuda"                   # cuda for .cu/.cuh/.h/.cpp when asked
+    recover: bool = False                    # lint: declare unknown names and retry on syntax errors (recovery.py)
 
 
 @dataclass
@@ -207,21 +208,113 @@ def _base_args(path: str, opts: ParseOptions) -> list[str]:
 
 def parse(path: str, data: bytes, opts: ParseOptions | None = None):
     """Parse `data` as the contents of `path`. Returns (tu, errors). Never raises for bad source."""
-    ci = _cindex()
     opts = opts or ParseOptions()
+    tu, errors = _parse_once(path, data, opts)
+    if opts.recover and _recovery().needed(errors):
+        tu, errors = _recover(path, data, opts, tu, errors)
+    return tu, errors
+
+
+def _recovery():
+    from porter.frontend import recovery
+    return recovery
+
+
+_NOTED: set = set()
+
+
+def _recover(path: str, data: bytes, opts: ParseOptions, tu, errors):
+    """Syntax errors: declare the unknown names clang reported as placeholders and parse again (two rounds),
+    then, in light mode, the same with the system headers; keep the parse with the fewest syntax errors and say
+    on stderr (once per file) that findings may be incomplete."""
+    import sys
+    rec = _recovery()
+    name = os.path.abspath(path)
+    texts = {name: data.decode("utf-8", "replace") if isinstance(data, bytes) else data}
+    best = (rec.syntax_count(errors), tu, errors, None, opts.header_mode)
+    modes = [opts.header_mode] + (["full"] if opts.header_mode == "light" and _gcc_include_dirs() else [])
+    for mode in modes:
+        mopts = opts if mode == opts.header_mode else ParseOptions(**{**opts.__dict__, "header_mode": mode})
+        u = rec.Unknowns()
+        cur_tu, cur_errors = (tu, errors) if mode == opts.header_mode else _parse_once(path, data, mopts)
+        if rec.syntax_count(cur_errors) < best[0]:
+            best = (rec.syntax_count(cur_errors), cur_tu, cur_errors, None, mode)
+        for _round in range(2):
+            _read_error_files(cur_errors, texts)
+            before = u.names()
+            found = rec.find_unknowns(cur_errors, texts, name)
+            _merge(u, found)
+            if not u or u.names() == before:
+                break
+            cur_tu, cur_errors = _parse_once(path, data, mopts, rec.prelude(u))
+            if any(e.file == rec.PRELUDE_NAME for e in cur_errors):
+                break
+            n = rec.syntax_count(cur_errors)
+            if n < best[0]:
+                best = (n, cur_tu, cur_errors, u.names(), mode)
+            if n == 0:
+                break
+        if best[0] == 0:
+            break
+    _, tu, errors, names, mode = best
+    if (names or mode != opts.header_mode) and name not in _NOTED:
+        _NOTED.add(name)
+        headers = rec.missing_headers(errors)
+        parts = []
+        if headers:
+            parts.append(f"{', '.join(headers[:4])}{' ...' if len(headers) > 4 else ''} not found")
+        if names:
+            parts.append(f"{len(names)} unknown name{'s' if len(names) != 1 else ''} parsed as placeholders "
+                         f"({', '.join(names[:4])}{' ...' if len(names) > 4 else ''})")
+        if mode != opts.header_mode:
+            parts.append("parsed with the system headers (the light stubs lack some of its declarations)")
+        print(f"cuport: note: {path}: {'; '.join(parts)}: findings in code that uses them may be incomplete "
+              f"(-I DIR, --define NAME=VALUE or -p compile_commands.json supply them)", file=sys.stderr)
+    return tu, errors
+
+
+def _merge(u, found):
+    def walk(node, prefix):
+        for n, (k, sub) in node.items():
+            if k == "ns":
+                u.add(prefix + [n], "ns")
+                walk(sub, prefix + [n])
+            else:
+                u.add(prefix + [n], k)
+    walk(found.tree, [])
+
+
+def _read_error_files(errors, texts: dict) -> None:
+    for e in errors:
+        if e.file and e.file not in texts and not e.file.startswith("/__cuport"):
+            try:
+                with open(e.file, "rb") as fh:
+                    texts[e.file] = fh.read().decode("utf-8", "replace")
+            except OSError:
+                texts[e.file] = ""
+
+
+def _parse_once(path: str, data: bytes, opts: ParseOptions, prelude: str | None = None):
+    ci = _cindex()
     flags = (ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD |
              ci.TranslationUnit.PARSE_INCOMPLETE |
              getattr(ci.TranslationUnit, "PARSE_KEEP_GOING", 0x200))
     name = os.path.abspath(path)
     args = clang_args(path, opts)
+    unsaved = [(name, data)]
+    if prelude is not None:
+        pname = _recovery().PRELUDE_NAME
+        args = args + ["-include", pname]
+        unsaved.append((pname, prelude))
     try:
-        tu = index().parse(name, args=args, unsaved_files=[(name, data)], options=flags)
+        tu = index().parse(name, args=args, unsaved_files=unsaved, options=flags)
     except ci.TranslationUnitLoadError:
         if "-include-pch" not in args:
             raise
         # a precompiled shim clang will not load (written by another clang, or damaged): parse without it
         _PCH_PATHS[tuple(_base_args(path, opts))] = None
-        tu = index().parse(name, args=clang_args(path, opts), unsaved_files=[(name, data)], options=flags)
+        args = clang_args(path, opts) + (args[-2:] if prelude is not None else [])
+        tu = index().parse(name, args=args, unsaved_files=unsaved, options=flags)
     errors = []
     for d in tu.diagnostics:
         if d.severity < 3:

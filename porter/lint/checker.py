@@ -120,8 +120,8 @@ def lint_source(source: SourceFile, settings=None, parse_options: ParseOptions |
 
 def _options_from(settings) -> ParseOptions:
     if settings is None:
-        return ParseOptions()
-    return ParseOptions(include_dirs=list(getattr(settings, "include_dirs", []) or []),
+        return ParseOptions(recover=True)
+    return ParseOptions(recover=True, include_dirs=list(getattr(settings, "include_dirs", []) or []),
                         defines=list(getattr(settings, "defines", []) or []),
                         extra_args=list(getattr(settings, "extra_args", []) or []),
                         compile_commands=getattr(settings, "compile_commands", None),

@@ -1,0 +1,229 @@
+"""Parse recovery for names whose header cuport cannot see (thrust, CUB, cuBLAS, a Makefile's -D...).
+
+clang recovers from an unknown *value* with a semantic error, but an unknown *type* in a cast `(half2 *)p`, a
+declaration `dfloat u = 0, v = 0;` or a template `thrust::device_vector<int> v(n);` derails the parser: syntax
+errors (CP000) follow and the function around it is lost to every rule. When a parse has syntax errors, this
+module reads the unknown names from clang's errors, guesses from the text around each use what the name is (a
+namespace, a type, a class template, a function, a value), and writes a prelude that declares them as permissive
+placeholders; parse.py parses once more with it and keeps the better parse. Only names clang reported as
+undeclared are declared, so a file that parses is never changed."""
+from __future__ import annotations
+
+import re
+
+from porter.frontend import clang_errors
+
+PRELUDE_NAME = "/__cuport_recovered.h"
+
+# A placeholder accepts any construction, converts to anything, and any arithmetic on it is again one: code using
+# an unknown type then type-checks far enough for its kernels' AST (indices, barriers, shuffles) to be kept.
+_ANY = r"""
+#pragma once
+struct __cuport_any {
+  template <class... A> __host__ __device__ __cuport_any(A &&...);
+  template <class T> __host__ __device__ operator T() const;
+  template <class T> __host__ __device__ __cuport_any operator[](T) const;
+  template <class... A> __host__ __device__ __cuport_any operator()(A &&...) const;
+  __host__ __device__ __cuport_any *operator->();
+};
+#define __CUPORT_OP(op) \
+  template <class T> __host__ __device__ __cuport_any operator op(const __cuport_any &, const T &); \
+  template <class T> __host__ __device__ __cuport_any operator op(const T &, const __cuport_any &); \
+  __host__ __device__ __cuport_any operator op(const __cuport_any &, const __cuport_any &);
+__CUPORT_OP(+) __CUPORT_OP(-) __CUPORT_OP(*) __CUPORT_OP(/) __CUPORT_OP(<) __CUPORT_OP(>) __CUPORT_OP(==)
+__CUPORT_OP(!=) __CUPORT_OP(<=) __CUPORT_OP(>=) __CUPORT_OP(+=) __CUPORT_OP(-=) __CUPORT_OP(*=) __CUPORT_OP(/=)
+#undef __CUPORT_OP
+"""
+
+_UNSIGNED = {"uint": "unsigned int", "ushort": "unsigned short", "uchar": "unsigned char", "ulong": "unsigned long"}
+
+_IDENT = r"[A-Za-z_]\w*"
+_ERR_NAME = [re.compile(r"^use of undeclared identifier '(\w+)'"), re.compile(r"^unknown type name '(\w+)'"),
+             re.compile(r"^no template named '(\w+)'$"), re.compile(r"^unknown template name '(\w+)'")]
+_ERR_MEMBER = re.compile(r"^no (?:member|type|template) named '(\w+)' in namespace '([\w:]+)'")
+_NEEDS_TOKEN = ("expected namespace name", "expected class name")
+
+
+class Unknowns:
+    """Unknown names found in one parse: a tree of namespaces with typed leaves."""
+
+    def __init__(self):
+        self.tree: dict = {}          # name -> ("ns", subtree) | ("type"|"template"|"func"|"value", None)
+
+    def add(self, path: list[str], kind: str):
+        node = self.tree
+        for part in path[:-1]:
+            entry = node.get(part)
+            if entry is None or entry[0] != "ns":
+                entry = node[part] = ("ns", {} if entry is None or entry[0] != "ns" else entry[1])
+            node = entry[1]
+        old = node.get(path[-1])
+        if old is None or _RANK[kind] > _RANK[old[0]]:
+            node[path[-1]] = (kind, {} if kind == "ns" else None)
+
+    def __bool__(self):
+        return bool(self.tree)
+
+    def names(self) -> list[str]:
+        out = []
+
+        def walk(node, prefix):
+            for name, (kind, sub) in node.items():
+                if kind == "ns":
+                    walk(sub, prefix + name + "::")
+                else:
+                    out.append(prefix + name)
+        walk(self.tree, "")
+        return sorted(out)
+
+
+_RANK = {"neutral": 0, "value": 0, "func": 1, "type": 2, "template": 3, "ns": 4}
+
+
+def _kind_at(text: str, end: int | None, start: int | None = None) -> str:
+    """What the use of a name that ends at `end` (and starts at `start`) in `text` looks like."""
+    if end is None:
+        return "type"
+    rest = text[end:end + 80]
+    before = text[max(0, (start if start is not None else end) - 40):start if start is not None else end]
+    if re.search(r"\bsizeof\s*\(\s*$", before) or re.search(r"\b(?:sizeof|alignof)\s*\(\s*$", before):
+        return "neutral"       # sizeof(X): a type or a variable alike
+    if re.match(r"\s*>>>", rest) or re.match(r"\s*>", rest) and not re.search(r"[<,]\s*$", before):
+        return "value"         # `a > X`, `<<<g, X>>>`: a comparison or a launch argument
+    if re.match(r"\s*::", rest):
+        return "ns"
+    if re.match(r"\s*<(?!<)", rest) and not re.match(r"\s*<\s*[\d(]", rest):
+        return "template"
+    if re.match(rf"\s*(?:const\b\s*)?[*&]*\s*(?:const\b\s*)?(?:{_IDENT})\s*[=;,)\[({{:]", rest) or \
+            re.match(r"\s*[*&]+\s*[)>,]", rest) or re.match(r"\s*[>{]", rest) or re.match(r"\s*\)\s*[\w(&*]", rest):
+        return "type"
+    if re.match(r"\s*\(", rest):
+        return "func"
+    return "value"
+
+
+def _vote(kinds: list[str]) -> str:
+    """A namespace or template if used as one anywhere; a type if type-like uses are at least half the uses."""
+    for k in ("ns", "template"):
+        if k in kinds:
+            return k
+    kinds = [k for k in kinds if k != "neutral"]
+    typed = kinds.count("type")
+    return "type" if typed and typed * 2 >= len(kinds) else "value"
+
+
+def _uses(text: str, qualified: str):
+    rx = re.compile(r"(?<![\w:.>])" + r"\s*::\s*".join(map(re.escape, qualified.split("::"))) + r"\b")
+    return [(m.start(), m.end()) for m in rx.finditer(text)]
+
+
+def _members(text: str, ns: str, unknowns: Unknowns, depth=0):
+    """Every `ns::name` written in the text, classified by its use."""
+    if depth > 4:
+        return
+    rx = re.compile(r"(?<![\w:.>])" + r"\s*::\s*".join(map(re.escape, ns.split("::"))) + rf"\s*::\s*(?:template\s+)?({_IDENT})")
+    seen = set()
+    for m in rx.finditer(text):
+        name = m.group(1)
+        kind = _kind_at(text, m.end(), m.start())
+        unknowns.add(ns.split("::") + [name], kind)
+        if kind == "ns" and name not in seen:
+            seen.add(name)
+            _members(text, f"{ns}::{name}", unknowns, depth + 1)
+
+
+def find_unknowns(errors, texts: dict[str, str], main: str) -> Unknowns:
+    """Unknown names from clang's errors; `texts` maps each file named by an error to its text."""
+    u = Unknowns()
+    for e in errors:
+        if e.severity < 3:
+            continue
+        text = texts.get(e.file or main)
+        if text is None:
+            continue
+        msg = e.message
+        m = _ERR_MEMBER.match(msg)
+        if m:
+            ns = m.group(2)
+            if ns.startswith("std::__"):
+                ns = "std"
+            for start, end in _uses(text, f"{ns}::{m.group(1)}") or [(None, None)]:
+                u.add(ns.split("::") + [m.group(1)], _kind_at(text, end, start))
+            continue
+        name = None
+        for rx in _ERR_NAME:
+            m = rx.match(msg)
+            if m:
+                name = m.group(1)
+                break
+        if name is None and msg.startswith(_NEEDS_TOKEN):
+            name = _token_at(text, e.line, e.column)
+        if not name:
+            continue
+        kinds = [_kind_at(text, end, start) for start, end in _uses(text, name)]
+        if msg.startswith("unknown type name") or msg.startswith("expected class name"):
+            kinds.append("type")
+        if msg.startswith(("no template named", "unknown template name")):
+            kinds.append("template")
+        if msg.startswith("expected namespace name"):
+            kinds.append("ns")
+        kind = _vote(kinds)
+        if kind in ("value", "func"):
+            continue        # clang recovers from unknown values and calls by itself
+        u.add([name], kind)
+        if kind == "ns":
+            _members(text, name, u)
+    return u
+
+
+def _token_at(text: str, line: int, column: int) -> str | None:
+    lines = text.split("\n")
+    if not 0 < line <= len(lines):
+        return None
+    m = re.match(_IDENT, lines[line - 1][max(column - 1, 0):])
+    return m.group(0) if m else None
+
+
+def prelude(u: Unknowns) -> str:
+    out = [_ANY]
+
+    def decl(name, kind, sub, indent):
+        pad = "  " * indent
+        if kind == "ns":
+            out.append(f"{pad}namespace {name} {{")
+            for n, (k, s) in sub.items():
+                decl(n, k, s, indent + 1)
+            out.append(f"{pad}}}")
+        elif kind == "template":
+            out.append(f"{pad}template <class...> struct {name} {{ template <class... A> __host__ __device__ "
+                       f"{name}(A &&...); template <class T> __host__ __device__ operator T() const; }};")
+        elif kind == "type":
+            out.append(f"{pad}typedef {_UNSIGNED[name]} {name};" if name in _UNSIGNED and indent == 0
+                       else f"{pad}typedef __cuport_any {name};")
+        elif kind == "func":
+            out.append(f"{pad}template <class... A> __host__ __device__ __cuport_any {name}(A &&...);")
+        else:
+            out.append(f"{pad}extern __device__ __cuport_any {name};")
+    for n, (k, s) in u.tree.items():
+        decl(n, k, s, 0)
+    return "\n".join(out) + "\n"
+
+
+def needed(errors) -> bool:
+    """Worth a second parse: syntax errors clang reported (not just a missing header)."""
+    return any(clang_errors.is_syntax(e) for e in errors)
+
+
+def syntax_count(errors) -> int:
+    return sum(1 for e in errors if clang_errors.is_syntax(e))
+
+
+def missing_headers(errors) -> list[str]:
+    out = []
+    for e in errors:
+        if clang_errors.is_missing_header(e):
+            m = re.match(r"^'([^']+)' file not found", e.message)
+            h = m.group(1) if m else e.message
+            if h not in out:
+                out.append(h)
+    return out
