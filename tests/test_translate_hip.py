@@ -631,3 +631,31 @@ def test_hipcc_compiles_every_translation(tmp_path):
     for _, out, _ in compilable:
         assert (tmp_path / (out.name[:-4] + ".o")).exists(), f"no object for {out.name}"
     assert len(compilable) >= 2 * len(glob.glob(os.path.join(ROOT, "examples", "**", "*.cu"), recursive=True))
+
+
+# --- --roc value types (issue 13) -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("header, expect", [
+    ("cublas_v2.h", "rocblas_double_complex z; rocblas_half h; rocblas_bfloat16 b;"),
+    ("cusolverDn.h", "rocblas_double_complex z; rocblas_half h; rocblas_bfloat16 b;"),
+    # rocSPARSE takes its own complex type (HIPIFY writes rocblas_*); it has no half/bf16 type
+    ("cusparse.h", "rocsparse_double_complex z; __half h; __hip_bfloat16 b;"),
+    # no roc library: device code keeps HIP's types, which hipCadd & co. return
+    ("cuComplex.h", "hipDoubleComplex z; __half h; __hip_bfloat16 b;"),
+])
+def test_roc_value_types_follow_the_library(header, expect):
+    src = f"#include <{header}>\n#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n" \
+          "void f() { cuDoubleComplex z; __half h; __nv_bfloat16 b; }\n"
+    out = hip(src, portability_fixes=False, roc=True).text
+    assert "void f() { " + expect + " }" in out, out
+    plain = hip(src, portability_fixes=False).text            # without --roc: HIP's types whatever the library
+    assert "void f() { hipDoubleComplex z; __half h; __hip_bfloat16 b; }" in plain
+
+
+def test_roc_struct_tag_of_hip_unsupported_row():
+    # HIPIFY's "unsupported" on cusparseContext is hipSPARSE's; rocSPARSE spells it _rocsparse_handle
+    src = "#include <cusparse.h>\nvoid f() { cusparseContext *h = nullptr; }\n"
+    assert "_rocsparse_handle *h = nullptr;" in hip(src, portability_fixes=False, roc=True).text
+    res = hip(src, portability_fixes=False)
+    assert "cusparseContext *h" in res.text
+    assert any(d.code == "CP901" or "cusparseContext" in d.message for d in res.diagnostics)

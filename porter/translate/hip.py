@@ -45,6 +45,16 @@ _COMPOUND_OPS = frozenset({"+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<="
 _VECTOR_TYPES = frozenset(f"{b}{n}" for b in ("char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",
                                                 "longlong", "ulonglong", "float", "double") for n in (1, 2, 3, 4))
 MATH_CONSTANTS = "hip/hip_math_constants.h"
+# value types under --roc: the type of the roc library the file's calls take (rocSOLVER uses rocBLAS' types;
+# HIPIFY writes rocblas_* for rocSPARSE too, which rocsparse_* calls do not accept). Without such a library header
+# they stay HIP's, which device code and cuCaddf & co. (-> hipCaddf) work with.
+_ROC_VALUE_TYPES = {                 # CUDA name: (rocBLAS/rocSOLVER, rocSPARSE)
+    "cuComplex": ("rocblas_float_complex", "rocsparse_float_complex"),
+    "cuFloatComplex": ("rocblas_float_complex", "rocsparse_float_complex"),
+    "cuDoubleComplex": ("rocblas_double_complex", "rocsparse_double_complex"),
+    "__half": ("rocblas_half", None),
+    "__nv_bfloat16": ("rocblas_bfloat16", None),
+}
 # the values of CUDA's math_constants.h, under the HIP names the tables give them
 MATH_CONSTANTS_FALLBACK = "".join(f"#define {k} {v}\n" for k, v in (
     ("HIP_INF_F", "__builtin_huge_valf()"), ("HIP_NAN_F", "__builtin_nanf(\"\")"),
@@ -328,6 +338,7 @@ class _Translator(H.HandlerContext):
         toks, data = self.tokens, self.data
         self.opaque: list[tuple[int, int]] = []       # token index ranges inside non-code directives
         self.includes: list[str] = []
+        self.cuda_headers: set[str] = set()         # the CUDA headers (of the tables) the file includes
         self.hip_runtime_at: int | None = None       # offset of the #include that is (now) hip_runtime.h
         self.first_include: int | None = None
         self.guard_end: int | None = None
@@ -430,6 +441,7 @@ class _Translator(H.HandlerContext):
         mp = self.header_maps.get(name)
         if mp is None:
             return
+        self.cuda_headers.add(os.path.basename(name))
         area = mp.area
         if mp.unsupported:
             self.stats.add(name, area, False)
@@ -562,6 +574,8 @@ class _Translator(H.HandlerContext):
                     self.hip_names.add(name)
                 continue
             target = m.target(roc)
+            if roc and key in _ROC_VALUE_TYPES:
+                target = self._roc_value_type(key) or m.hip
             if m.unsupported or not target:
                 self.stats.add(key, m.area, False)
                 msg = f"`{key}` is not supported by {'ROCm libraries' if roc else 'HIP'}; left unchanged"
@@ -577,6 +591,14 @@ class _Translator(H.HandlerContext):
             self.hip_names.add(target)
             if target != name:
                 self.renames[i] = target
+
+    def _roc_value_type(self, key):
+        blas, sparse = _ROC_VALUE_TYPES[key]
+        if any(h.startswith(("cublas", "cusolver")) for h in self.cuda_headers):
+            return blas
+        if any(h.startswith("cusparse") for h in self.cuda_headers):
+            return sparse
+        return None
 
     def _check_installed(self, tok, key, target):
         """A HIP name the installed HIP headers do not declare (an API newer than this ROCm): say so, once

@@ -349,6 +349,9 @@ def _all_mappings(roc: bool, miopen: bool, cuda_version, hip_version) -> "Mappin
                                                   unsupported=not mapping.roc)
                 else:
                     mapping = dataclasses.replace(mapping, roc="")
+            elif roc and area in ROC_AREAS and mapping.roc and mapping.unsupported and not mapping.hip:
+                # HIPIFY's "unsupported" is hipSPARSE's (`cusparseContext`): rocSPARSE has `_rocsparse_handle`
+                mapping = dataclasses.replace(mapping, unsupported=False)
             elif roc and area in ROC_AREAS and not mapping.roc and not mapping.unsupported:
                 note = "no roc equivalent" if not mapping.note else f"{mapping.note}; no roc equivalent"
                 mapping = dataclasses.replace(mapping, unsupported=True, note=note)
