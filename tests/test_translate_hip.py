@@ -659,3 +659,26 @@ def test_roc_struct_tag_of_hip_unsupported_row():
     res = hip(src, portability_fixes=False)
     assert "cusparseContext *h" in res.text
     assert any(d.code == "CP901" or "cusparseContext" in d.message for d in res.diagnostics)
+
+
+# --- light-mode stubs the HIPIFY suite needed (issue 13) ---------------------------------------------------------
+
+@pytest.mark.parametrize("src", [
+    # SFINAE on std::enable_if / std::is_same{} in a kernel's template parameters
+    "#include <type_traits>\nusing namespace std;\ntemplate <typename T, typename enable_if<is_same<T, int>{}>::type"
+    "* = nullptr>\n__global__ void k(T* x) { x[0] = 1; }\n",
+    # std::function<R(A...)>(lambda) in an expression
+    "#include <functional>\nint f() { auto g = std::function<int(int)>([](int v) { return v; }); return g(1); }\n"
+    "__global__ void k(int* x) { x[0] = 1; }\n",
+    "#include <cub/cub.cuh>\nusing namespace cub;\n__global__ void k(int* x) { x[0] = 1; }\n",
+])
+def test_std_and_cub_stubs_parse(src):
+    res = hip(src, portability_fixes=False)
+    assert not res.extra.get("refused") and res.stats.parse_errors == 0
+    assert "__global__ void k(int* x)" in res.text or "__global__ void k(T* x)" in res.text
+
+
+def test_unparsable_kernel_still_refused():
+    res = hip("template <typename T, typename no_such_trait<T>::type* = nullptr>\n"
+              "__global__ void k(T* x) { x[0] = 1 +; }\n", portability_fixes=False)
+    assert res.extra.get("refused") and "k" in res.extra["refused"]
