@@ -363,6 +363,7 @@ def kernel_reports(path: str, archs: list, settings=None, registers: str = "auto
                 k["targets"][a] = entry
             kernels.append(k)
     assumptions = []
+    errors = _model_errors(model)
     if any(k["block"].get("assumed") for k in kernels):
         assumptions.append(f"kernels without a known block shape are computed for {ASSUMED_THREADS} threads "
                            f"(or their __launch_bounds__); give [tool.cuport.launch] or `// cuport: launch block=...`")
@@ -370,10 +371,31 @@ def kernel_reports(path: str, archs: list, settings=None, registers: str = "auto
     if "default" in srcs:
         assumptions.append(f"registers marked 'default' are an assumed {DEFAULT_REGISTERS} per thread "
                            f"(no compiler output; use --registers N or install nvcc / hipcc)")
-    return {"file": src.path, "kernels": kernels, "notes": notes, "assumptions": assumptions,
-            "formula": "blocks = min(wave slots / waves per block, block slots, shared per unit / shared per "
-                       "block, register file / registers per block); occupancy = blocks x waves per block / "
-                       "wave slots"}
+    return {"file": src.path, "kernels": kernels, "errors": errors, "notes": notes, "assumptions": assumptions,
+            "formula": FORMULA}
+
+
+FORMULA = ("blocks = min(wave slots / waves per block, block slots, shared per unit / shared per block, register "
+           "file / registers per block); occupancy = blocks x waves per block / wave slots")
+
+
+def _model_errors(model) -> list[str]:
+    """What makes the report incomplete, as CP000 lines: clang syntax errors (a kernel may have lost code) and
+    bodies nested too deep to model (their kernels are left out). Either makes `report` exit 1."""
+    from porter.frontend import clang_errors
+    from porter.frontend.model import MAX_NESTING
+    out, shown = [], 10
+    syntax = [e for e in model.errors if clang_errors.is_syntax(e)]
+    for e in syntax[:shown]:
+        out.append(f"{model.source.path}:{e.line}:{e.column}: CP000 parse error: {e.message}")
+    if len(syntax) > shown:
+        out.append(f"{model.source.path}:1:1: CP000 {len(syntax)} parse errors in all ({shown} shown)")
+    for owner, at in model.too_deep:
+        row, col = model.source.position(at)
+        name = getattr(owner, "spelling", "") or "code"
+        out.append(f"{model.source.path}:{row}:{col}: CP000 nesting deeper than {MAX_NESTING} levels: `{name}` "
+                   f"is not analysed and not reported")
+    return out
 
 
 def _registers(name: str, t: Target, compiled: dict, given: int | None) -> Registers:
@@ -517,9 +539,15 @@ def main(args) -> int:
             rep = isolate.call(lambda: kernel_reports(path, archs, settings, registers, args.compile_timeout, popts),
                                path, limits)
             if isinstance(rep, isolate.Failure):
-                print(f"{path}:1:1: CP000 {rep.message}", file=sys.stderr)
+                line = f"{path}:1:1: CP000 {rep.message}"
+                print(line, file=sys.stderr)
                 status = max(status, 1)
+                reports.append({"file": path, "kernels": [], "errors": [line], "notes": [], "assumptions": [],
+                                "formula": FORMULA})
                 continue
+            for line in rep.get("errors", []):
+                print(line, file=sys.stderr)
+                status = max(status, 1)
             reports.append(rep)
         except SourceError as exc:
             print(f"cuport: error: {exc}", file=sys.stderr)
