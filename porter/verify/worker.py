@@ -97,7 +97,7 @@ def run_case(case, backend, target, variant, text, manifest, sizes, repeat, dump
     if out.outputs is None:
         return {**result, "status": "pass", "message": "compiled (compile-only target)"}
     if dump:                      # the outputs, for comparing targets with each other (differential.py)
-        result["info"] = {**out.info, "dump": _dump(dump, target, variant, sizes, out.outputs)}
+        result["info"] = {**out.info, "dump": _dump(dump, case, target, variant, sizes, out.outputs)}
     if case.reference is None:
         from porter.verify.differential import sanitizer_failure
         bad = sanitizer_failure(case, result["info"])
@@ -129,11 +129,11 @@ def run_case(case, backend, target, variant, text, manifest, sizes, repeat, dump
     return {**result, "status": "pass", "message": "; ".join(c.message for c in comparisons)}
 
 
-def _dump(folder: str, target: str, variant, sizes, outputs: dict) -> str:
+def _dump(folder: str, case, target: str, variant, sizes, outputs: dict) -> str:
     import zlib
 
     import numpy as np
-    key = zlib.crc32(json.dumps([target, variant.label, sizes], sort_keys=True).encode())
+    key = zlib.crc32(json.dumps([case.spec_path, case.id, target, variant.label, sizes], sort_keys=True).encode())
     path = os.path.join(folder, f"{target}-{key:08x}.npz")
     np.savez(path, **{k: np.asarray(v) for k, v in outputs.items()})
     return path

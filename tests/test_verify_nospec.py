@@ -1,0 +1,241 @@
+"""`cuport verify k.cu` without a spec (porter/verify/derive.py, differential.py, nospec.py) and `--init`."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from porter.verify import differential
+from porter.verify.backends import opencl, vulkan
+from porter.verify.derive import derive_file
+from porter.verify.runner import Result
+from porter.verify.spec import load_spec
+from verify_fixtures.helpers import LAVAPIPE_ICD
+
+ROOT = Path(__file__).resolve().parents[1]
+WARP = ROOT / "examples" / "warp_reduce"
+needs_cpu_targets = pytest.mark.skipif(
+    not (vulkan.available()[0] and os.path.exists(LAVAPIPE_ICD) and opencl.available()[0]),
+    reason="needs Vulkan on lavapipe and OpenCL (PoCL)")
+
+
+def cuport(*args, cwd=None):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    if os.path.exists(LAVAPIPE_ICD):
+        env["VK_ICD_FILENAMES"] = LAVAPIPE_ICD
+    return subprocess.run([sys.executable, "-m", "porter", "verify", *args], capture_output=True, text=True,
+                          env=env, cwd=cwd, timeout=600)
+
+
+def copy(tmp_path, *files):
+    for f in files:
+        shutil.copy(f, tmp_path)
+    assert not (tmp_path / "verify_spec.py").exists()
+    return [str(tmp_path / Path(f).name) for f in files]
+
+
+def derive_text(tmp_path, text, name="k.cu"):
+    p = tmp_path / name
+    p.write_text(text)
+    return {d.kernel: d for d in derive_file(str(p))}
+
+
+# ------------------------------------------------------------------------------------------ derivation
+
+def test_derives_buffers_sizes_and_launch_of_the_examples(tmp_path):
+    (wr,) = derive_file(copy(tmp_path, WARP / "warp_reduce.cu")[0])
+    assert wr.signature == "in: f32[n] in, out: f32[cdiv(n, 256)] out, n: i32"
+    assert (wr.grid, wr.block, wr.sizes, wr.problems) == ("cdiv(n, 256)", "256", {"n": 1 << 20}, [])
+    (ws,) = derive_file(copy(tmp_path, WARP / "warp_sum.cu")[0])
+    # atomicAdd(out, v) reads and writes; cudaMalloc(&d_out, sizeof(int)) is one element
+    assert ws.signature == "in: i32[n] in, out: i32[1] inout, n: i32" and ws.sizes == {"n": 1000}
+    add, saxpy = derive_file(copy(tmp_path, ROOT / "examples/saxpy/saxpy.cu")[0])
+    # AddKernel has no size parameter: n is the host's `const int n = 1 << 20` behind `bytes = n * sizeof(float)`
+    assert add.signature == "a: f32[n] inout, b: f32[n] in" and add.sizes == {"n": 1 << 20}
+    assert saxpy.signature == "n: i32, a: f32 = 2, x: f32[n] in, y: f32[n] inout"
+    assert saxpy.params[2].init == ("special", (0.02,))             # elementwise: special values too
+    assert wr.params[0].init == ("uniform", (-1.0, 1.0))          # a reduction: no NaN / inf swamping it
+    (mm,) = derive_file(str(ROOT / "examples/matmul_tiled/matmul_tiled.cu"))
+    assert mm.signature == "A: f32[M * K] in, B: f32[K * N] in, C: f32[M * N] out, M: i32, N: i32, K: i32"
+    assert (mm.grid, mm.block) == ("(cdiv(N, 16), cdiv(M, 16))", "(16, 16)")
+
+
+def test_histogram_indexed_by_its_input_values_is_not_derived(tmp_path):
+    (h,) = derive_file(str(ROOT / "examples/warp_histogram/warp_histogram.cu"))
+    assert [p.what for p in h.problems] == ["indexing"]
+    assert "`bins[warp * BINS + in[i] % BINS]`" in h.problems[0].message
+
+
+HOST = """
+__global__ void k(const float* a, float* b, int n) {{ int i = threadIdx.x; if (i < n) b[i] = a[i]; }}
+int main(int argc, char** argv) {{
+    {decl}
+    float *d_a, *d_b;
+    cudaMalloc(&d_a, n * sizeof(float));
+    cudaMalloc(&d_b, n * sizeof(float));
+    k<<<(n + 127) / 128, 128>>>({args});
+    return 0;
+}}
+"""
+
+
+def test_aliasing_offset_pointers_and_run_time_sizes(tmp_path):
+    alias = derive_text(tmp_path, HOST.format(decl="const int n = 4096;", args="d_a, d_a, n"))["k"]
+    assert [p.what for p in alias.problems] == ["b"] and "aliasing" in alias.problems[0].message
+    offset = derive_text(tmp_path, HOST.format(decl="const int n = 4096;", args="d_a + 4, d_b, n"))["k"]
+    assert [p.what for p in offset.problems] == ["a"] and "`d_a + 4`" in offset.problems[0].message
+    ok = derive_text(tmp_path, HOST.format(decl="const int n = 4096;", args="d_a, d_b, n"))["k"]
+    assert (ok.signature, ok.grid, ok.sizes, ok.notes, ok.problems) == \
+        ("a: f32[n] in, b: f32[n] out, n: i32", "cdiv(n, 128)", {"n": 4096}, [], [])
+    runtime = derive_text(tmp_path, HOST.format(decl="int n = atoi(argv[1]);", args="d_a, d_b, n"))["k"]
+    assert runtime.sizes == {"n": 1000} and runtime.problems == []
+    assert runtime.notes == ["n is decided at run time (line 8): 1000 assumed (--sizes n=N)"]
+
+
+def test_written_pointers_templates_types_and_no_launch_site(tmp_path):
+    ks = derive_text(tmp_path, """
+struct P { float x, y; };
+__global__ void one(float* out, float* acc, float* src, int n) { int i = threadIdx.x;
+    if (i < n) { out[i] = src[i]; acc[i] += 1.0f; } }
+__global__ void two(float* x, int n, int m) { x[threadIdx.x] = 0; }
+__global__ void pts(P* p, int n) { p[threadIdx.x].x = 1; }
+template <int B> __global__ void tk(float* x, int n) { x[threadIdx.x] = B; }
+""")
+    one = ks["one"]
+    assert one.signature == "out: f32[n] out, acc: f32[n] inout, src: f32[n] in, n: i32"
+    assert one.problems == [] and one.notes[0].startswith("no launch site: assumed 1-D, grid cdiv(n, 256)")
+    assert [p.what for p in ks["two"].problems] == ["launch"]               # which of n, m sizes x?
+    assert "points to `P`" in ks["pts"].problems[0].message
+    assert [p.what for p in ks["tk"].problems] == ["template"]
+
+
+# ------------------------------------------------------------------------------------------ differential
+
+def _res(target, variant, status="pass"):
+    return Result("k", "k", "/x/k.cu", target, variant, {"n": 4}, status)
+
+
+def _judge(tmp_path, runs):
+    """Runs of a one-output case, each (target, variant, values)."""
+    from porter.verify.derive import case_from_dict
+    case = case_from_dict({"path": "/x/k.cu", "kernel": "k", "signature": "y: f32[n] out, n: i32", "grid": "1",
+                           "block": "4", "sizes": [{"n": 4}], "tol": {"f32": [1e-4, 1e-5]}})
+    results = []
+    for i, (t, v, values) in enumerate(runs):
+        r = _res(t, v)
+        path = tmp_path / f"{i}.npz"
+        np.savez(path, y=np.array(values, dtype=np.float32))
+        r.info["dump"] = str(path)
+        results.append(r)
+    return {differential.label(r): r for r in results}, differential.apply(results, [case])
+
+
+def test_majority_minority_and_the_cuda_reference(tmp_path):
+    good, bad = [1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 7.5, 4.0]
+    rows, pairs = _judge(tmp_path, [("vulkan", "sg4", bad), ("vulkan", "sg16", good), ("opencl", "-", good)])
+    assert rows["vulkan/sg4"].status == "FAIL" and rows["vulkan/sg16"].status == rows["opencl"].status == "pass"
+    assert rows["vulkan/sg4"].message == ("disagrees with the majority: y: 1 of 4 elements differ; first at [2]: "
+                                          "vulkan/sg4 7.5, vulkan/sg16 3")
+    assert {(p.a, p.b) for p in pairs if not p.ok} == {("vulkan/sg4", "vulkan/sg16"), ("vulkan/sg4", "opencl")}
+    assert [p.first for p in pairs if not p.ok] == [[2], [2]] and pairs[0].values == [7.5, 3.0]
+    # no majority: every run fails
+    rows, _ = _judge(tmp_path, [("vulkan", "sg4", bad), ("opencl", "-", good)])
+    assert {r.status for r in rows.values()} == {"FAIL"}
+    # the CUDA original is the reference where it ran: the two translations that agree with each other still fail
+    rows, pairs = _judge(tmp_path, [("cuda", "-", good), ("vulkan", "sg32", bad), ("hip-nvidia", "-", bad)])
+    assert rows["cuda"].status == "pass" and rows["vulkan/sg32"].status == rows["hip-nvidia"].status == "FAIL"
+    assert [(p.a, p.b) for p in pairs] == [("cuda", "vulkan/sg32"), ("cuda", "hip-nvidia")]
+    assert rows["vulkan/sg32"].message.startswith("differs from the CUDA original: y: 1 of 4 elements differ")
+    # within tolerance is agreement; a lone run has nothing to be compared with
+    rows, _ = _judge(tmp_path, [("vulkan", "sg4", good), ("opencl", "-", [1.0, 2.0, 3.0000002, 4.0])])
+    assert {r.status for r in rows.values()} == {"pass"}
+    rows, pairs = _judge(tmp_path, [("opencl", "-", good)])
+    assert rows["opencl"].status == "skipped" and pairs == []
+
+
+# ------------------------------------------------------------------------------------------ end to end
+
+@needs_cpu_targets
+def test_warp_32_hazards_show_without_their_spec(tmp_path):
+    files = copy(tmp_path, WARP / "warp_sum.cu", WARP / "warp_reduce.cu", WARP / "warp_reduce_fixed.cu")
+    p = cuport(*files, "--targets", "vulkan,opencl", "--sizes", "n=1000", "--output-format", "json")
+    assert p.returncode == 1, p.stderr
+    doc = json.loads(p.stdout)
+    rows = {(r["case"], r["target"], r["variant"]): r for r in doc["results"]}
+    # warp_sum as written (lane = tid & 31, offsets from 16): wrong on every subgroup narrower than 32, each way
+    for run in (("vulkan", "sg4"), ("vulkan", "sg8"), ("vulkan", "sg16"), ("opencl", "-")):
+        assert rows[("warp_sum",) + run]["status"] == "FAIL"
+    bad = {(d["a"], d["b"]): d for d in doc["differential"] if d["case"] == "warp_sum" and not d["ok"]}
+    for pair in (("vulkan/sg4", "opencl"), ("vulkan/sg8", "opencl"), ("vulkan/sg4", "vulkan/sg16"),
+                 ("vulkan/sg8", "vulkan/sg16")):
+        assert pair in bad, bad.keys()
+        assert bad[pair]["first"] == [0] and bad[pair]["values"][0] != bad[pair]["values"][1]
+        assert bad[pair]["message"].startswith("out: 1 of 1 elements differ; first at [0]: " + pair[0])
+    # warp_reduce as written keeps partial[32] indexed by tid / 32: the GLSL and OpenCL translators refuse it
+    for run in (("vulkan", "sg4"), ("opencl", "-")):
+        r = rows[("warp_reduce",) + run]
+        assert r["status"] == "FAIL" and "CP104" in r["message"]
+    # the fixed version agrees at every subgroup size and with OpenCL
+    fixed = [r for r in doc["results"] if r["case"] == "warp_reduce_fixed"]
+    assert len(fixed) == 4 and {r["status"] for r in fixed} == {"pass"}
+    assert all(d["ok"] for d in doc["differential"] if d["case"] == "warp_reduce_fixed")
+    assert "no verify_spec.py: 1 kernel(s) verified from what the source says (the source as written)" in p.stderr
+    # the table names the disagreeing pairs with the first differing index and both values
+    t = cuport(files[0], "--targets", "vulkan,opencl", "--subgroup-sizes", "4", "--sizes", "n=1000")
+    assert t.returncode == 1
+    assert "warp_sum n=1000: vulkan/sg4 vs opencl: out: 1 of 1 elements differ; first at [0]: vulkan/sg4 " in t.stdout
+
+
+@needs_cpu_targets
+def test_with_the_translators_portability_fixes_every_target_agrees(tmp_path):
+    files = copy(tmp_path, WARP / "warp_sum.cu", WARP / "warp_reduce.cu")
+    p = cuport(*files, "--portability-fixes", "--targets", "vulkan,opencl", "--subgroup-sizes", "4,16",
+               "--sizes", "n=1000", "--output-format", "json")
+    assert p.returncode == 0, p.stdout + p.stderr
+    doc = json.loads(p.stdout)
+    assert len(doc["results"]) == 6 and {r["status"] for r in doc["results"]} == {"pass"}
+    assert len(doc["differential"]) == 6 and all(d["ok"] for d in doc["differential"])
+
+
+@needs_cpu_targets
+def test_saxpy_without_spec_passes_and_init_writes_a_spec_that_runs(tmp_path):
+    (src,) = copy(tmp_path, ROOT / "examples/saxpy/saxpy.cu")
+    quick = ("--targets", "vulkan,opencl", "--subgroup-sizes", "8", "--sizes", "n=1024")
+    p = cuport(src, *quick)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.count(" pass ") == 4 and "agrees with opencl" in p.stdout
+    init = cuport("--init", src)
+    assert init.returncode == 0 and "wrote" in init.stderr and "2 case(s)" in init.stderr
+    spec = tmp_path / "verify_spec.py"
+    text = spec.read_text()
+    assert 'signature="n: i32, a: f32 = 2, x: f32[n] in, y: f32[n] inout"' in text and "TODO" in text
+    cases = load_spec(spec)
+    assert [c.id for c in cases] == ["AddKernel", "saxpy"] and all(c.reference is None for c in cases)
+    assert cases[1].sizes == [{"n": 1 << 20}] and cases[1].translate == {"portability_fixes": False}
+    run = cuport(str(tmp_path), *quick)             # the directory's spec now, not a derivation
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "no verify_spec.py" not in run.stderr and run.stdout.count(" pass ") == 4
+    # never overwritten
+    again = cuport("--init", src)
+    assert again.returncode == 2 and "exists: not overwritten" in again.stderr and spec.read_text() == text
+
+
+def test_underivable_kernels_point_to_init_and_bad_init_paths(tmp_path):
+    (src,) = copy(tmp_path, ROOT / "examples/warp_histogram/warp_histogram.cu")
+    p = cuport(src, "--targets", "opencl")
+    assert p.returncode == 1 and p.stdout == ""
+    assert f"warp_histogram.cu:12: warp_histogram: cannot derive a verify case: `bins[warp * BINS + in[i] % BINS]`" \
+        in p.stderr and f"`cuport verify --init {src}`" in p.stderr and "Traceback" not in p.stderr
+    init = cuport("--init", src)
+    assert init.returncode == 0 and "1 TODO(s)" in init.stderr
+    text = (tmp_path / "verify_spec.py").read_text()
+    assert "# TODO: `bins[warp * BINS + in[i] % BINS]` indexes memory" in text
+    assert load_spec(tmp_path / "verify_spec.py")[0].init["in"].kind == "full"   # placeholder that loads
+    d = cuport("--init", str(tmp_path))
+    assert d.returncode == 2 and "--init takes source files" in d.stderr
+    missing = cuport("--init", str(tmp_path / "nope.cu"))
+    assert missing.returncode == 2 and "no such file" in missing.stderr
