@@ -9,8 +9,6 @@ The first line may say `// RUN: <options>`: `--launch-syntax hip` (hipify-clang'
 
 Intentional differences from hipify-clang (not checked here, see tests/test_translate_hip.py):
 - *_sync warp intrinsics get 64-bit masks (0xffffffff -> 0xffffffffffffffff): HIP's static_assert wants 64 bits;
-- a launch of a template kernel with deduced template arguments keeps <<<...>>> under --launch-syntax hip
-  (hipLaunchKernelGGL cannot deduce them; hipify-clang's output does not compile);
 - with portability fixes on (the default), warp-size assumptions are fixed and `// cuport:` notes added."""
 from __future__ import annotations
 

@@ -802,14 +802,9 @@ class _Translator(H.HandlerContext):
         templates = {f.name for f in self.model.functions if f.is_template and f.is_kernel}
         for ln in H.find_launches(toks):
             name = toks[ln.callee[1]].spelling
-            if name in templates:
-                # k<<<...>>>(x) with deduced template arguments: hipLaunchKernelGGL cannot deduce them
-                self._diag(LAUNCH_KEPT, toks[ln.lt].start, toks[ln.gt].end,
-                           f"launch of template kernel `{name}` with deduced template arguments kept as "
-                           f"<<<...>>> (hipLaunchKernelGGL needs them explicit: HIP_KERNEL_NAME({name}<...>))",
-                           "warning")
-                continue
-            edits = H.hip_launch_edits(toks, text_of, ln)
+            # k<<<...>>>(x) with deduced template arguments: HIP-Clang's hipLaunchKernelGGL is a macro that
+            # expands to the same chevron launch, so they are still deduced (hipcc 5.2 checked)
+            edits = H.hip_launch_edits(toks, text_of, ln, template_kernel=name in templates)
             if edits is None:
                 s = toks[ln.lt].start
                 self._diag(LAUNCH_KEPT, s, toks[ln.gt].end, "launch configuration not understood; kept as "

@@ -365,17 +365,20 @@ def find_launches(tokens) -> list[Launch]:
     return out
 
 
-def hip_launch_edits(tokens, text_of, launch: Launch) -> list[tuple[int, int, str]] | None:
+def hip_launch_edits(tokens, text_of, launch: Launch, template_kernel: bool = False
+                     ) -> list[tuple[int, int, str]] | None:
     """`k<<<g, b, s, st>>>(args)` -> `hipLaunchKernelGGL(k, dim3(g), dim3(b), s, st, args)` as edits that only
     touch what lies between the kept pieces (callee, configuration and argument texts stay byte-for-byte, so
     renames inside them still apply). Template kernels get HIP_KERNEL_NAME(...) around the name; omitted shared
-    memory and stream become 0 (hipify-clang's output)."""
+    memory and stream become 0 (hipify-clang's output). `template_kernel`: the callee names a template whose
+    arguments the call deduces; HIP-Clang's hipLaunchKernelGGL expands to `k<<<...>>>(args)`, so they are
+    deduced as before (HIP_KERNEL_NAME(k), as hipify-clang writes it)."""
     cfg = launch.config
     if len(cfg) < 2 or len(cfg) > 4:
         return None
     cs, ce = tokens[launch.callee[0]].start, tokens[launch.callee[1]].end
     callee = text_of(cs, ce)
-    template = "<" in callee
+    template = "<" in callee or template_kernel
     items: list = ["hipLaunchKernelGGL(" + ("HIP_KERNEL_NAME(" if template else ""), (cs, ce),
                    (")" if template else "") + ", "]
     for a, b in cfg[:2]:
