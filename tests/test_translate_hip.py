@@ -242,7 +242,17 @@ def test_strict_undefined():
 # --- handlers -------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("cuda, expected", [
-    ("cudaMallocHost(&p, n);", "hipHostMalloc(&p, n);"),          # hipify-clang's form (C++ default flags)
+    ("cudaMallocHost(&p, n);", "hipHostMalloc(&p, n, hipHostMallocDefault);"),      # hipify-clang's form
+    ("cudaMallocHost((void**)&p, n * sizeof(float));",
+     "hipHostMalloc((void**)&p, n * sizeof(float), hipHostMallocDefault);"),
+    ("cudaGraphAddMemcpyNodeToSymbol(&nd, g, &dep, 1, sym, src, n, 0, cudaMemcpyHostToDevice);",
+     "hipGraphAddMemcpyNodeToSymbol(&nd, g, &dep, 1, HIP_SYMBOL(sym), src, n, 0, hipMemcpyHostToDevice);"),
+    ("cudaGraphAddMemcpyNodeFromSymbol(&nd, g, &dep, 1, dst, sym, n, 0, cudaMemcpyDeviceToHost);",
+     "hipGraphAddMemcpyNodeFromSymbol(&nd, g, &dep, 1, dst, HIP_SYMBOL(sym), n, 0, hipMemcpyDeviceToHost);"),
+    ("cudaGraphMemcpyNodeSetParamsToSymbol(nd, sym, src, n, 0, cudaMemcpyHostToDevice);",
+     "hipGraphMemcpyNodeSetParamsToSymbol(nd, HIP_SYMBOL(sym), src, n, 0, hipMemcpyHostToDevice);"),
+    ("cudaGraphExecMemcpyNodeSetParamsFromSymbol(ex, nd, dst, sym, n, 0, cudaMemcpyDeviceToHost);",
+     "hipGraphExecMemcpyNodeSetParamsFromSymbol(ex, nd, dst, HIP_SYMBOL(sym), n, 0, hipMemcpyDeviceToHost);"),
     ("cudaHostAlloc(&p, n, cudaHostAllocMapped);", "hipHostAlloc(&p, n, hipHostMallocMapped);"),
     ("cudaMemcpyToSymbol(sym, h, n);", "hipMemcpyToSymbol(HIP_SYMBOL(sym), h, n);"),
     ("cudaMemcpyFromSymbol(h, sym, n);", "hipMemcpyFromSymbol(h, HIP_SYMBOL(sym), n);"),

@@ -121,10 +121,13 @@ def function_arg(index: int):
 
 
 def malloc_host(ctx: HandlerContext, call: Call) -> None:
-    """cudaMallocHost(p, n) -> hipHostMalloc(p, n), hipify-clang's output: HIP's C++ overload
-    `hipHostMalloc(T**, size_t, unsigned flags = hipHostMallocDefault)` takes the two arguments (T = void for
-    `(void**)&p`), so no flags argument is added."""
+    """cudaMallocHost(p, n) -> hipHostMalloc(p, n, hipHostMallocDefault), hipify-clang's output: the flags make
+    the call match HIP's C declaration `hipHostMalloc(void**, size_t, unsigned)` too, not only the C++ template
+    overload whose flags default (hipMallocHost, the direct counterpart, is deprecated)."""
     ctx.rename(call.name_tok, "hipHostMalloc")
+    if len(call.args) == 2:
+        _, e = ctx.arg_span(call, 1)
+        ctx.edit(e, e, ", hipHostMallocDefault")
 
 
 _HOST_ALLOC_FLAGS = {"cudaHostAllocDefault": "hipHostMallocDefault", "cudaHostAllocPortable": "hipHostMallocPortable",
@@ -225,8 +228,9 @@ HANDLERS = {
     "cudaMemcpyFromSymbolAsync": symbol_arg(1),
     "cudaGetSymbolAddress": symbol_arg(1),
     "cudaGetSymbolSize": symbol_arg(1),
-    "cudaGraphAddMemcpyNodeToSymbol": symbol_arg(2),
-    "cudaGraphAddMemcpyNodeFromSymbol": symbol_arg(3),
+    # (pGraphNode, graph, pDependencies, numDependencies, symbol | dst, symbol, ...)
+    "cudaGraphAddMemcpyNodeToSymbol": symbol_arg(4),
+    "cudaGraphAddMemcpyNodeFromSymbol": symbol_arg(5),
     "cudaGraphMemcpyNodeSetParamsToSymbol": symbol_arg(1),
     "cudaGraphMemcpyNodeSetParamsFromSymbol": symbol_arg(2),
     "cudaGraphExecMemcpyNodeSetParamsToSymbol": symbol_arg(2),
