@@ -93,7 +93,7 @@ def test_aliasing_offset_pointers_and_run_time_sizes(tmp_path):
         ("a: f32[n] in, b: f32[n] out, n: i32", "cdiv(n, 128)", {"n": 4096}, [], [])
     runtime = derive_text(tmp_path, HOST.format(decl="int n = atoi(argv[1]);", args="d_a, d_b, n"))["k"]
     assert runtime.sizes == {"n": 1000} and runtime.problems == []
-    assert runtime.notes == ["n is decided at run time (line 8): 1000 assumed (--sizes n=N)"]
+    assert runtime.notes == ["n is decided at run time (line 4): 1000 assumed (--sizes n=N)"]
 
 
 def test_written_pointers_templates_types_and_no_launch_site(tmp_path):

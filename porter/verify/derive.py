@@ -313,67 +313,25 @@ def _communicates(model, fn) -> bool:
 # one kernel
 
 def derive_kernel(model, fn) -> Derived:
-    from porter.frontend.launch import site_kernel, site_shapes
-    line = model.source.position(fn.node.start)[0]
-    d = Derived(model.path, fn.name, line)
+    from porter.frontend.launch import site_kernel
+    d = Derived(model.path, fn.name, _line(model, fn.node))
     if fn.is_template:
         d.problems.append(Problem("template", f"`{fn.name}` is a template: its template arguments are needed "
                                               "(Case(template_args=...))"))
     sites = [s for s in model.launches if site_kernel(s) == fn.name and s.block is not None]
     site = sites[0] if sites else None
     sym = _Sym(model, site, fn)
-    pointers = {id(p.node) for p in fn.params if p.is_pointer}
     args = list(site.args) if site is not None else []
     if site is not None and len(args) != len(fn.params):
         d.problems.append(Problem("launch", f"the launch at line {_line(model, site.node)} passes {len(args)} "
                                             f"arguments for {len(fn.params)} parameters (default arguments?)"))
         args = []
     if site is not None:
-        sl = _line(model, site.node)
-        shapes = site_shapes(model, site, fn)
-        if shapes:
-            dims = shapes[0][0].dims
-            d.block = _dims_text(dims)
-            _mark_inline(sym, site.block)
-        else:
-            d.problems.append(Problem("block", f"the block of the launch at line {sl} "
-                                               f"(`{' '.join(site.block.text.split())}`) does not fold to constants"))
-        # kernel parameters that receive a host variable name that variable's size
-        for p, a in zip(fn.params, args):
-            b = _bare(a)
-            if not p.is_pointer and _dtype(_canon(p)) in ("i32", "u32", "i64", "u64") and \
-                    b.kind == "DECL_REF_EXPR" and b.ref is not None and id(b.ref) not in sym.inline:
-                init = sym.an.definition(b.ref) if b.ref.kind == "VAR_DECL" else None
-                from porter.frontend.launch import fold_int
-                const = fold_int(model, init) if init is not None else None
-                if const is not None and not _has_var_refs(init):
-                    sym.size_name(b.ref, const, name=p.name)
-                elif init is None or not _expressible(sym, init):
-                    sym.size_name(b.ref, HEURISTIC_SIZE, f"{{name}} is decided at run time (line {sl}): "
-                                                         f"{HEURISTIC_SIZE} assumed (--sizes {{name}}=N)", p.name)
-        try:
-            d.grid = _grid_text(sym, site.grid)
-        except Underivable as e:
-            d.problems.append(Problem("grid", f"grid of the launch at line {sl}: {e}"))
-        if site.shmem is not None:
-            try:
-                d.shared = sym.expr(site.shmem)
-            except Underivable as e:
-                d.problems.append(Problem("shared", f"dynamic shared memory at line {sl}: {e}"))
+        _from_site(model, fn, site, args, sym, d)
         if len(sites) > 1:
-            d.notes.append(f"{len(sites)} launch sites: the one at line {sl} is used")
+            d.notes.append(f"{len(sites)} launch sites: the one at line {_line(model, site.node)} is used")
     else:
-        ints = [p for p in fn.params if not p.is_pointer and _dtype(_canon(p)) in ("i32", "u32", "i64", "u64")]
-        for p in ints:
-            sym.sizes[p.name] = HEURISTIC_SIZE
-        n = ints[0].name if ints else "1"
-        d.grid, d.block = f"cdiv({n}, 256)", "256"
-        if len(ints) == 1:
-            d.notes.append(f"no launch site: assumed 1-D, grid cdiv({n}, 256), block 256, every array of {n} "
-                           f"elements, {n}={HEURISTIC_SIZE} (--sizes {n}=N)")
-        else:
-            d.problems.append(Problem("launch", "no launch site in this file, and not exactly one integer "
-                                                "parameter to take for the size: grid, block and sizes are needed"))
+        _without_site(fn, sym, d)
     seen_buffers: dict[int, str] = {}
     elementwise = not _communicates(model, fn) if fn.body is not None else False
     for i, p in enumerate(fn.params):
@@ -383,13 +341,66 @@ def derive_kernel(model, fn) -> Derived:
         else:
             d.params.append(_scalar(sym, d, p, a))
     if fn.body is not None:
-        why = _data_indexing(model, fn, pointers)
+        why = _data_indexing(model, fn, {id(p.node) for p in fn.params if p.is_pointer})
         if why:
             d.problems.append(Problem("indexing", f"`{why}` indexes memory with a value loaded from the inputs: "
                                                   "their range must keep it in bounds (init=...)"))
     d.sizes = dict(sym.sizes)
     d.notes += sym.notes
     return d
+
+
+def _is_int(p) -> bool:
+    return not p.is_pointer and _dtype(_canon(p)) in ("i32", "u32", "i64", "u64")
+
+
+def _from_site(model, fn, site, args, sym: _Sym, d: Derived) -> None:
+    """Block, grid, dynamic shared memory and size names from the launch `k<<<grid, block, shmem>>>(args)`."""
+    from porter.frontend.launch import fold_int, site_shapes
+    sl = _line(model, site.node)
+    shapes = site_shapes(model, site, fn)
+    if shapes:
+        d.block = _dims_text(shapes[0][0].dims)
+        _mark_inline(sym, site.block)
+    else:
+        d.problems.append(Problem("block", f"the block of the launch at line {sl} "
+                                           f"(`{' '.join(site.block.text.split())}`) does not fold to constants"))
+    # an integer parameter that receives a host variable gives that variable's value a size name: its own
+    for p, a in zip(fn.params, args):
+        b = _bare(a)
+        if not _is_int(p) or b.kind != "DECL_REF_EXPR" or b.ref is None or id(b.ref) in sym.inline:
+            continue
+        init = sym.an.definition(b.ref) if b.ref.kind == "VAR_DECL" else None
+        const = fold_int(model, init) if init is not None else None
+        if const is not None and not _has_var_refs(init):
+            sym.size_name(b.ref, const, name=p.name)
+        elif init is None or not _expressible(sym, init):
+            sym.size_name(b.ref, HEURISTIC_SIZE, f"{{name}} is decided at run time (line {_line(model, b.ref)}): "
+                                                 f"{HEURISTIC_SIZE} assumed (--sizes {{name}}=N)", p.name)
+    try:
+        d.grid = _grid_text(sym, site.grid)
+    except Underivable as e:
+        d.problems.append(Problem("grid", f"grid of the launch at line {sl}: {e}"))
+    if site.shmem is not None:
+        try:
+            d.shared = _tidy(sym.expr(site.shmem))
+        except Underivable as e:
+            d.problems.append(Problem("shared", f"dynamic shared memory at line {sl}: {e}"))
+
+
+def _without_site(fn, sym: _Sym, d: Derived) -> None:
+    """No launch in this file: 1-D over the one integer parameter, or a problem when there is not exactly one."""
+    ints = [p for p in fn.params if _is_int(p)]
+    for p in ints:
+        sym.sizes[p.name] = HEURISTIC_SIZE
+    n = ints[0].name if ints else "1"
+    d.grid, d.block = f"cdiv({n}, 256)", "256"
+    if len(ints) == 1:
+        d.notes.append(f"no launch site: assumed 1-D, grid cdiv({n}, 256), block 256, every array of {n} "
+                       f"elements, {n}={HEURISTIC_SIZE} (--sizes {n}=N)")
+    else:
+        d.problems.append(Problem("launch", "no launch site in this file, and not exactly one integer "
+                                            "parameter to take for the size: grid, block and sizes are needed"))
 
 
 def _expressible(sym, node) -> bool:
@@ -469,8 +480,7 @@ def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) ->
         written, read = _pointer_use(fn, p.node)
         direction = "inout" if written and read else "out" if written else "in"
     shape = None
-    first = next((q for q in fn.params if not q.is_pointer and _dtype(_canon(q)) in ("i32", "u32", "i64", "u64")),
-                 None)
+    first = next((q for q in fn.params if _is_int(q)), None)
     if sym.site is None:
         shape = first.name if first is not None else None
     elif arg is not None:
