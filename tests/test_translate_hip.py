@@ -342,6 +342,15 @@ def test_template_kernel_with_deduced_arguments(tmp_path):
         assert r.returncode == 0, r.stderr[-2000:]
 
 
+def test_launch_through_template_id_macro():
+    # the macro hides `k<float, 4>`'s comma: HIP_KERNEL_NAME keeps it out of hipLaunchKernelGGL's arguments
+    src = ("#define KN k<float, 4>\n#define PLAIN pk\ntemplate <class T, int N> __global__ void k(T* x) {}\n"
+           "__global__ void pk(float* x) {}\nvoid f(float* x) { KN<<<1, 2>>>(x); PLAIN<<<1, 2>>>(x); }\n")
+    out = hip(src, launch_syntax="hip", portability_fixes=False).text
+    assert "hipLaunchKernelGGL(HIP_KERNEL_NAME(KN), dim3(1), dim3(2), 0, 0, x);" in out
+    assert "hipLaunchKernelGGL(PLAIN, dim3(1), dim3(2), 0, 0, x);" in out
+
+
 def test_launch_inside_macro_body():
     src = "#define RUN(x) k<<<1, 64>>>(x)\nvoid f(float* p) { RUN(p); }\n"
     out = hip(src, launch_syntax="hip", portability_fixes=False).text

@@ -804,7 +804,8 @@ class _Translator(H.HandlerContext):
             name = toks[ln.callee[1]].spelling
             # k<<<...>>>(x) with deduced template arguments: HIP-Clang's hipLaunchKernelGGL is a macro that
             # expands to the same chevron launch, so they are still deduced (hipcc 5.2 checked)
-            edits = H.hip_launch_edits(toks, text_of, ln, template_kernel=name in templates)
+            edits = H.hip_launch_edits(toks, text_of, ln, template_kernel=name in templates
+                                       or self._template_id_macro(ln, name))
             if edits is None:
                 s = toks[ln.lt].start
                 self._diag(LAUNCH_KEPT, s, toks[ln.gt].end, "launch configuration not understood; kept as "
@@ -813,6 +814,16 @@ class _Translator(H.HandlerContext):
             for s, e, txt in edits:
                 self.edit(s, e, txt)
             self.stats.add("<<<...>>>", "launch", True)
+
+    def _template_id_macro(self, ln, name) -> bool:
+        """`K<<<...>>>` where K is an object-like macro for `k<float, 4>`: HIP_KERNEL_NAME(K) keeps its commas
+        out of hipLaunchKernelGGL's argument list."""
+        if ln.callee[0] != ln.callee[1] or name not in self.model.macro_defs:
+            return False
+        s, e = self.model.macro_defs[name]
+        # libclang's span of a definition starts at the macro's name
+        body = re.match(rf"\s*(?:#\s*define\s+)?{re.escape(name)}(?![\w(])(.*)", self.source.slice(s, e), re.S)
+        return bool(body and "<" in body.group(1))
 
     # -- the HIP include and the helpers
     def _prologue(self):
