@@ -11,7 +11,9 @@ THREAD_VARS = ("threadIdx.x", "threadIdx.y", "threadIdx.z")
 # kinds whose Node.builtin() can be non-None (it strips parentheses and casts down to a MEMBER_REF_EXPR)
 _BUILTIN_KINDS = frozenset({"MEMBER_REF_EXPR", "PAREN_EXPR", "CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR",
                             "CXX_FUNCTIONAL_CAST_EXPR"})
-_TAINT_CALLS = ("__shfl", "__ballot", "__activemask", "__match", "__lane", "atomic")
+_TAINT_CALLS = ("__shfl", "__ballot", "__activemask", "__match", "__lane", "atomic",
+                # cooperative groups: g.thread_rank(), tile.meta_group_rank(), tile.shfl_*(), tile.ballot()...
+                "thread_rank", "meta_group_rank", "thread_index", "shfl", "ballot", "match_any", "match_all")
 _MAX_DEPTH = 12
 
 

@@ -224,9 +224,10 @@ _NOTED: set = set()
 
 
 def _recover(path: str, data: bytes, opts: ParseOptions, tu, errors):
-    """Syntax errors: declare the unknown names clang reported as placeholders and parse again (two rounds),
-    then, in light mode, the same with the system headers; keep the parse with the fewest syntax errors and say
-    on stderr (once per file) that findings may be incomplete."""
+    """Syntax errors: declare the unknown names clang reported as placeholders and parse again (up to three
+    rounds: each parse gets further and meets new names), then, in light mode, the same with the system headers;
+    keep the parse with the fewest syntax errors and say on stderr (once per file) that findings may be
+    incomplete."""
     import sys
     rec = _recovery()
     name = os.path.abspath(path)
@@ -239,7 +240,7 @@ def _recover(path: str, data: bytes, opts: ParseOptions, tu, errors):
         cur_tu, cur_errors = (tu, errors) if mode == opts.header_mode else _parse_once(path, data, mopts)
         if rec.syntax_count(cur_errors) < best[0]:
             best = (rec.syntax_count(cur_errors), cur_tu, cur_errors, None, mode)
-        for _round in range(2):
+        for _round in range(3):
             _read_error_files(cur_errors, texts)
             before = u.names()
             found = rec.find_unknowns(cur_errors, texts, name)

@@ -552,6 +552,10 @@ class Compiler:
         if k == "CONDITIONAL_OPERATOR" and len(n.children) == 3:
             c, a, d = (self.compile(x) for x in n.children)
             return _join(f"_sel({c.src}, {a.src}, {d.src})", c, a, d)
+        if k == "CALL_EXPR" and n.spelling in ("__umul24", "__mul24") and len(n.args()) == 2:
+            a, c = (self.compile(x) for x in n.args())           # exact for the 24-bit operands they are for
+            r = _join(f"({a.src} * {c.src})", a, c)
+            return Code(r.src, r.threads, r.loops, r.unknowns, a.nonneg and c.nonneg)
         if k == "CALL_EXPR" and n.spelling in ("min", "max", "umin", "umax", "imin", "imax", "abs", "__umin",
                                                "__umax"):
             args = [self.compile(a) for a in n.args()]
@@ -566,6 +570,10 @@ class Compiler:
         if k == "ARRAY_SUBSCRIPT_EXPR":
             raise Opaque("a value loaded from memory")
         if k == "CALL_EXPR":
+            from porter.frontend.coop_groups import rank_code      # block.thread_rank(), tile.meta_group_rank()
+            cg = rank_code(self, n)
+            if cg is not None:
+                return cg
             raise Opaque(f"a call to `{n.spelling}`")
         if k == "MEMBER_REF_EXPR":
             raise Opaque("a struct member")
@@ -840,12 +848,42 @@ class Compiler:
                 out.append(Guard(Code("False"), s, False, s.text))
         return out
 
+    def _conjuncts(self, cond: Node, negated: bool, exact_only: bool = False) -> Code | None:
+        """`a && b` (or a negated `a || b`) with an opaque part: the parts that compile still hold
+        (`index > 0 && threadIdx.x == 0` with `index` from a load keeps `threadIdx.x == 0`)."""
+        n = cond.strip
+        op = "||" if negated else "&&"
+        if n.kind != "BINARY_OPERATOR" or n.op != op or len(n.children) != 2:
+            return None
+        parts = []
+        for side in n.children:
+            c = self.try_compile(side)
+            if c is None or (exact_only and c.unknowns):
+                c = self._conjuncts(side, negated, exact_only)
+            elif negated:
+                c = _join(f"_not({c.src})", c)
+            if c is not None and not (exact_only and c.unknowns):
+                parts.append(c)
+        if not parts:
+            return None
+        r = parts[0]
+        for c in parts[1:]:
+            r = _join(f"_and({r.src}, {c.src})", r, c)
+        return r
+
     def _guard(self, cond: Node, negated: bool) -> Guard:
         key = (id(cond), negated)
         g = self._guards.get(key)
         if g is None:
             c = self.try_compile(cond)
-            if c is not None and negated:
+            if c is None or c.unknowns:
+                # an opaque or inexact guard is dropped: keep the conjuncts that are exact
+                alt = self._conjuncts(cond, negated, exact_only=c is not None)
+                if alt is not None:
+                    c = alt
+                elif c is not None and negated:
+                    c = _join(f"_not({c.src})", c)
+            elif negated:
                 c = _join(f"_not({c.src})", c)
             g = Guard(c, cond, negated, " ".join(cond.text.split()))
             self._guards[key] = g

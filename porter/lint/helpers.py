@@ -283,7 +283,14 @@ def is_barrier_call(node: Node) -> bool:
     """`__syncthreads()`, `__syncwarp()` and friends, or a cooperative-groups `g.sync()`."""
     return node.kind == "CALL_EXPR" and (node.spelling in WARP_BARRIERS or
                                          (node.spelling == "sync" and bool(node.children) and
-                                          node.children[0].kind == "MEMBER_REF_EXPR"))
+                                          (node.children[0].kind == "MEMBER_REF_EXPR" or _cg_sync(node))))
+
+
+def _cg_sync(node: Node) -> bool:
+    """`cg::sync(group)`: the free function of cooperative groups, its argument a group object."""
+    from porter.frontend.coop_groups import group_kind
+    args = node.args()
+    return len(args) == 1 and group_kind(args[0].strip) is not None
 
 
 def contains_barrier(node: Node) -> bool:
@@ -631,10 +638,11 @@ def function_at(node: Node):
     once per model: files with thousands of functions stay linear)."""
     model = node.model
     idx = getattr(model, "_function_index", None)
-    if idx is None or len(idx) != len(model.functions):
-        idx = model._function_index = {id(f.node): f for f in model.functions}
+    # keyed by the function count, not the index size: two Functions may share a node (the index is smaller)
+    if idx is None or idx[0] != len(model.functions):
+        idx = model._function_index = (len(model.functions), {id(f.node): f for f in model.functions})
     fn = node.enclosing("FUNCTION_DECL", "FUNCTION_TEMPLATE", "CXX_METHOD")
-    return idx.get(id(fn)) if fn is not None else None
+    return idx[1].get(id(fn)) if fn is not None else None
 
 
 def call_target(model, call: Node):

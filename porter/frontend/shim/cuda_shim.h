@@ -17,6 +17,9 @@
 #define __forceinline__ __inline__ __attribute__((always_inline))
 #define __noinline__ __attribute__((noinline))
 #define __align__(n) __attribute__((aligned(n)))
+#define CUDART_CB
+#define CUDARTAPI
+#define CUDAAPI
 #define __restrict__ __restrict
 #define __grid_constant__
 

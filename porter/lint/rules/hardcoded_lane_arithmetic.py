@@ -23,9 +23,16 @@ int lane = threadIdx.x % warpSize;
 int warp = threadIdx.x / warpSize;
 ```
 
+A 32 that is a tile width is not a warp: `tile[threadIdx.x / 32][threadIdx.x % 32]` (the quotient and the
+remainder of one index subscripting one array) is not flagged unless something says warp (below).
+
 ## Fix safety
-Safe: `% 32` and `/ 32` become `% warpSize` and `/ warpSize`; `& 31` and `>> 5` become `% warpSize` and
-`/ warpSize`, which is the same for the non-negative thread indices they apply to. When the expression comes
+Safe only with evidence that the value is a lane / warp id or count: it is named so (`lane`, `warp`, `wid`,
+a `WARP_SIZE` / `LANES` constant, a `laneId()` function, a `LANE` macro), it feeds a warp intrinsic, or its
+function (or one it calls) uses warp intrinsics. Then `% 32` and `/ 32` become `% warpSize` and `/ warpSize`;
+`& 31` and `>> 5` become `% warpSize` and `/ warpSize`, which is the same for the non-negative thread indices
+they apply to. Without evidence (or with tile indexing next to warp code) the fix is unsafe: the 32 may be a
+tile width that must stay 32. When the expression comes
 from a macro body (`#define LANE (threadIdx.x % WARP)`), the fix edits the definition once, and only when every
 expansion of that macro in the file is flagged and its body holds one `% 32` / `/ 32`; the use sites are never
 rewritten. Otherwise (`& 31`, `>> 5`, a macro argument) no fix.
@@ -33,9 +40,13 @@ rewritten. Otherwise (`& 31`, `>> 5`, a macro argument) no fix.
 ## References
 - ggml-org/llama.cpp#3630, cupy/cupy#9977, pytorch/pytorch#186229, ROCm/bitsandbytes#93, ORNL/HeCBench#171.
 """
+import re
+
+from porter.frontend.model import WARP_INTRINSICS
 from porter.lint.context import fix, replace
 from porter.lint.fixer import definition_token, expansions
-from porter.lint.helpers import in_device_code, int_value, is_shift_count, replace_binary
+from porter.lint.helpers import (call_target, function_at, in_device_code, int_value, is_shift_count,
+                                 replace_binary, warp_index_kind)
 
 CODE = "CP102"
 # operator -> (constant that means "warp size 32", replacement operator)
@@ -75,9 +86,161 @@ def _body_match(op):
     return match
 
 
-def _definition_fixes(model, in_macro):
+# names that say "lane / warp": variables, constants, macros and functions (`lane`, `warp_id`, `wid`, `LANES`)
+_WARP_NAME = re.compile(r"(?i)lane|warp|wave|(?:^|_)wid(?:$|_)|^wid")
+# cooperative groups members that exchange between lanes (`tile.shfl_down(v, 1)`)
+_CG_WARP_OPS = {"shfl", "shfl_up", "shfl_down", "shfl_xor", "ballot", "match_any", "match_all"}
+_PASS = ("PAREN_EXPR", "UNEXPOSED_EXPR", "CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR", "CXX_FUNCTIONAL_CAST_EXPR")
+
+
+def _up(node):
+    """The first ancestor that is not a parenthesis or cast, and the child of it on the way."""
+    cur, p = node, node.parent
+    while p is not None and p.kind in _PASS:
+        cur, p = p, p.parent
+    return cur, p
+
+
+def _bit_field(node) -> bool:
+    """`E & 31` that is one bit field of a larger value: OR-ed / XOR-ed with other bits, or whose left operand
+    is itself bit surgery (`(x << 1 | x >> 4) & 0x1F`)."""
+    _cur, p = _up(node)
+    if p is not None and p.kind == "BINARY_OPERATOR" and p.op in ("|", "^"):
+        return True
+    lhs = node.children[0].strip
+    return lhs.kind == "BINARY_OPERATOR" and lhs.op in ("|", "^", "<<")
+
+
+def _target_decl(node):
+    """The VAR_DECL `node`'s value is stored in (`int lane = E;`, `lane = E;`), else None."""
+    cur, p = _up(node)
+    if p is None:
+        return None
+    if p.kind == "VAR_DECL":
+        return p
+    if p.kind == "BINARY_OPERATOR" and p.op == "=" and len(p.children) == 2 and p.children[1] is cur:
+        lhs = p.children[0].strip
+        if lhs.kind == "DECL_REF_EXPR" and lhs.ref is not None and lhs.ref.kind == "VAR_DECL":
+            return lhs.ref
+    return None
+
+
+def _named_warp(model, node, decl) -> bool:
+    """A name around `node` says lane / warp: the variable it is stored in, an identifier in the divisor
+    (`WARP_SIZE`, `LANES - 1`), the macro it comes from, or the function it is returned from (`laneId()`)."""
+    if decl is not None and _WARP_NAME.search(decl.spelling or ""):
+        return True
+    rhs = node.children[1]
+    if any(t.kind == "IDENTIFIER" and _WARP_NAME.search(t.spelling) for t in model.tokens_in(rhs.start, rhs.end)):
+        return True
+    if node.macro is not None and _WARP_NAME.search(node.macro):
+        return True
+    fn = function_at(node)
+    return fn is not None and node.enclosing("RETURN_STMT") is not None and bool(_WARP_NAME.search(fn.name))
+
+
+def _is_warp_call(n) -> bool:
+    if n.kind != "CALL_EXPR":
+        return False
+    c = n.callee
+    return c in WARP_INTRINSICS or (c in _CG_WARP_OPS and any(k.kind == "MEMBER_REF_EXPR" for k in n.children[:1]))
+
+
+def _feeds_warp_call(model, node, decl) -> bool:
+    """`node` (or the variable it is stored in) is an argument of a warp intrinsic."""
+    if any(_is_warp_call(a) for a in node.ancestors()):
+        return True
+    return decl is not None and any(_is_warp_call(a) for r in model.refs_to(decl) for a in r.ancestors())
+
+
+def _function_warp_ops(model, fn, depth=2, seen=None) -> bool:
+    """`fn` (or an in-file function it calls, two levels deep) calls a warp intrinsic. Cached per function."""
+    cache = model.__dict__.setdefault("_cp102_warp_ops", {})
+    if id(fn) in cache and depth == 2:
+        return cache[id(fn)]
+    seen = seen if seen is not None else set()
+    seen.add(id(fn))
+    found = False
+    calls = []
+    for n in model.kinds_in(fn.body, "CALL_EXPR") if fn.body is not None else ():
+        if _is_warp_call(n):
+            found = True
+            break
+        calls.append(n)
+    if not found and depth > 0:
+        for c in calls:
+            g = call_target(model, c)
+            if g is not None and id(g) not in seen and _function_warp_ops(model, g, depth - 1, seen):
+                found = True
+                break
+    if depth == 2:
+        cache[id(fn)] = found
+    return found
+
+
+def _split(an, n, depth=0):
+    """(kind, base text) for a lane / warp id `base % 32`, `base / 32`... (through single-assignment locals)."""
+    if n is None or depth > 4:
+        return None
+    n = n.strip
+    if n.kind == "DECL_REF_EXPR" and n.ref is not None:
+        return _split(an, an.definition(n.ref), depth + 1)
+    k = warp_index_kind(an, n)
+    if k is None:
+        return None
+    return k[0], " ".join(n.children[0].strip.text.split())
+
+
+def _subscript_chain(ix):
+    """The indices of the whole `a[i][j]` chain when `ix` is one of its subscripts, else []."""
+    cur, p = _up(ix)
+    if p is None or p.kind != "ARRAY_SUBSCRIPT_EXPR" or len(p.children) != 2 or p.children[1] is not cur:
+        return []
+    top = p
+    while True:
+        _c, q = _up(top)
+        if q is None or q.kind != "ARRAY_SUBSCRIPT_EXPR" or q.children[0] is not _c:
+            break
+        top = q
+    idx, n = [], top
+    while n.kind == "ARRAY_SUBSCRIPT_EXPR" and len(n.children) == 2:
+        idx.append(n.children[1])
+        n = n.children[0].strip
+    return idx
+
+
+def _tile_index(an, model, node, decl) -> bool:
+    """`node` (or its variable) and the complementary `% 32` / `/ 32` of the same base subscript one array
+    (`tile[t / 32][t % 32]`): coordinates in a 32-wide tile, not lane and warp ids."""
+    mine = _split(an, node)
+    if mine is None:
+        return False
+    uses = [node] + (list(model.refs_to(decl)) if decl is not None else [])
+    for u in uses:
+        for other in _subscript_chain(u):
+            k = _split(an, other)
+            if k is not None and k[1] == mine[1] and k[0] != mine[0]:
+                return True
+    return False
+
+
+def _evidence(an, model, node, warp_count: bool) -> str:
+    """'safe' when the value is shown to be a lane / warp id or count; 'unsafe' when nothing shows it (or a
+    tile's coordinates sit in warp code); 'none' for tile coordinates in code without warp operations."""
+    decl = _target_decl(node)
+    if _named_warp(model, node, decl) or _feeds_warp_call(model, node, decl):
+        return "safe"
+    fn = function_at(node)
+    warp_code = fn is not None and _function_warp_ops(model, fn)
+    tile = not warp_count and _tile_index(an, model, node, decl)
+    if tile:
+        return "unsafe" if warp_code else "none"
+    return "safe" if warp_code else "unsafe"
+
+
+def _definition_fixes(model, in_macro, unsafe=()):
     """`% 32` / `/ 32` found in a macro body: one edit of the definition, offered on every flagged expansion
-    when they are all of its expansions in the file."""
+    when they are all of its expansions in the file (unsafe when one of them lacks warp evidence)."""
     groups = {}
     for d, node in in_macro:
         site = definition_token(model, node.macro, _body_match(node.op))
@@ -89,7 +252,7 @@ def _definition_fixes(model, in_macro):
         rhs = body[i + 1]
         line = model.source.position(rhs.start)[0]
         f = fix(f"Use `{body[i].spelling} warpSize` in the definition of `{name}` (line {line})",
-                replace((rhs.start, rhs.end), "warpSize"))
+                replace((rhs.start, rhs.end), "warpSize"), unsafe=any(any(d is u for u in unsafe) for d in diags))
         for d in diags:
             d.fix = f
 
@@ -97,7 +260,7 @@ def _definition_fixes(model, in_macro):
 def check(ctx):
     an = ctx.analysis
     bit_bases = _bit_bases(ctx.model)
-    in_macro = []
+    in_macro, unsafe = [], []
     for node in ctx.model.of_kind("BINARY_OPERATOR"):
         if len(node.children) != 2:
             continue
@@ -118,12 +281,21 @@ def check(ctx):
             continue
         if op in (">>", "/") and lhs.strip.text in bit_bases:
             continue
+        ev = _evidence(an, ctx.model, node, warp_count)
+        if ev == "none":
+            continue      # tile coordinates (`tile[t / 32][t % 32]`) in code without warp operations
+        if ev == "unsafe" and op == "&" and _bit_field(node):
+            continue      # `(x & ~31) | (perm(x) & 0x1F)`: low bits of a permuted index, not a lane id
         what = "warp count" if warp_count else ("lane id" if op in ("%", "&") else "warp id")
         edit = replace_binary(node, pat[1], "warpSize")
         f = fix(f"Replace `{node.children[1].text}` with `warpSize`" if op in ("%", "/")
-                else f"Use `{pat[1]} warpSize`", edit) if edit else None
+                else f"Use `{pat[1]} warpSize`", edit, unsafe=ev == "unsafe") if edit else None
+        doubt = ("; nothing here shows it is a warp (no warp intrinsic, no lane / warp name): if 32 is a tile "
+                 "width, keep it and suppress this" if ev == "unsafe" else "")
         d = ctx.report(CODE, node, f"`{node.text}` assumes a warp of 32 lanes when computing a {what}; "
-                                   f"wave64 and other subgroup sizes get the wrong {what}", fix=f)
+                                   f"wave64 and other subgroup sizes get the wrong {what}{doubt}", fix=f)
         if f is None and op in ("%", "/") and node.macro is not None:
             in_macro.append((d, node))
-    _definition_fixes(ctx.model, in_macro)
+            if ev == "unsafe":
+                unsafe.append(d)
+    _definition_fixes(ctx.model, in_macro, unsafe)

@@ -28,7 +28,7 @@ class coalesced_group : public thread_group {
   template <class T> __device__ T shfl_up(T var, unsigned int delta) const;
   __device__ unsigned long long meta_group_rank() const;
 };
-template <unsigned int N> class thread_block_tile : public coalesced_group {
+template <unsigned int _Size> class thread_block_tile : public coalesced_group {
  public:
   template <class T> __device__ T shfl_xor(T var, unsigned int mask) const;
   __device__ int any(int) const;
@@ -39,7 +39,7 @@ template <unsigned int N> class thread_block_tile : public coalesced_group {
 __device__ thread_block this_thread_block();
 __device__ grid_group this_grid();
 __device__ coalesced_group coalesced_threads();
-template <unsigned int N, class G> __device__ thread_block_tile<N> tiled_partition(const G &);
+template <unsigned int _Size, class _G> __device__ thread_block_tile<_Size> tiled_partition(const _G &);
 __device__ thread_group tiled_partition(const thread_group &, unsigned int);
 template <class G> __device__ void sync(const G &);
 template <class G, class T, class Op> __device__ T reduce(const G &, T, Op);
