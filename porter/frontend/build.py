@@ -249,10 +249,26 @@ def _worth_walking(cursor, source, loc, options) -> bool:
     text = source.data[sp[0]:sp[1]]
     if b"__global__" in text or b"__device__" in text or b"__host__" in text:
         return True
+    if any(m in text for m in _device_macros(source)):     # `#define ESS __host__ __device__` ... `ESS void f()`
+        return True
     head = text[:text.find(b"{")] if b"{" in text else text
     if b"__attribute__" in head or b"__launch_bounds__" in head:
         return True
     return any(m in text for m in _HOST_INTEREST)
+
+
+def _device_macros(source) -> tuple:
+    """Names of the file's macros that expand to CUDA function qualifiers (cached on the source)."""
+    found = getattr(source, "_cuport_device_macros", None)
+    if found is None:
+        import re
+        found = tuple(m.group(1) for m in re.finditer(
+            rb"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+[^\n]*\b__(?:device|global|host)__", source.data, re.M))
+        try:
+            source._cuport_device_macros = found
+        except AttributeError:
+            pass
+    return found
 
 
 def _function_kind(node: Node) -> str:

@@ -12,7 +12,7 @@ from porter.frontend.parse import ParseOptions
 from porter.lint.registry import RULES
 from porter.source import SourceFile, read_source
 from porter.translate import ctype as ct
-from porter.translate import integrity
+from porter.translate import integrity, units
 from porter.translate.api import TranslationResult
 from porter.translate.emitter import KernelEmitter, Unit
 from porter.translate.launch import instances, launch_shapes
@@ -53,6 +53,8 @@ def translate_path(path: str, target_name: str, target, text: str | None = None,
                    portability_fixes: bool = True, validate: bool = False, **options) -> TranslationResult:
     t0 = time.perf_counter()
     source = SourceFile(path, text) if text is not None else read_source(path)
+    # kernels, device functions and data in the project headers it includes are translated with it (units.py)
+    source, linemap = units.inline_headers(source, include_dirs)
     # -D NAME=VALUE naming a template parameter instantiates templates; it must not reach the preprocessor
     tparams = _template_param_names(source.text)
     pp_defines = [d for d in (defines or ()) if str(d).partition("=")[0].strip() not in tparams]
@@ -82,6 +84,8 @@ def translate_path(path: str, target_name: str, target, text: str | None = None,
     for fn in kernels:
         if id(fn.node) in seen:
             continue
+        if fn.body is None:
+            continue                # a prototype: its definition is translated where it is (units.left_out)
         seen.add(id(fn.node))
         if broken.get(id(fn.node)):
             e = broken[id(fn.node)][0]
@@ -197,6 +201,11 @@ def translate_path(path: str, target_name: str, target, text: str | None = None,
                     fsrc, "CP907", at, at + len(em.fn.name),
                     f"kernel `{label}` not translated: its {target_name.upper()} output was rejected: "
                     f"{why[len('CP907: '):]}", kernel=label))
+        result.diagnostics.sort(key=Diagnostic.sort_key)
+    result.diagnostics += units.launched_elsewhere(model, fsrc, result, kernel)
+    if linemap is not None:
+        linemap.remap(result.diagnostics)
+        result.extra["inlined_headers"] = list(linemap.headers)
         result.diagnostics.sort(key=Diagnostic.sort_key)
     result.extra["seconds"] = round(time.perf_counter() - t0, 4)
     return result

@@ -40,6 +40,7 @@ class Integrity:
             if u.node is fn.node or (u.node is not None and u.start <= fn.node.start and fn.node.end <= u.end):
                 own = own or u
         used, stack = set(), []
+        host = {id(f.node) for f in model.functions if f.kind == "host" and f.node is not fn.node}
 
         def use(u):
             if id(u) not in used:
@@ -52,6 +53,10 @@ class Integrity:
             found += u.errors
             for name in _names_used(model, u):
                 for v in by_name.get(name, ()):
+                    # device code cannot call a host-only function: a host overload that shares a device
+                    # function's name (`static void bit_rev(...)` beside `__device__ T bit_rev(T)`) is not used
+                    if v.node is not None and id(v.node) in host:
+                        continue
                     use(v)
         return sorted(found, key=lambda e: (e.offset or 0))
 

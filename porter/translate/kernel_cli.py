@@ -155,6 +155,7 @@ def main(args) -> int:
     from porter.progress import Progress
     bar = Progress(len(files), "translate", quiet=bool(_opt(args, "quiet", False)))
     outcomes = {"translated": 0, "partly translated": 0, "refused": 0, "without kernels": 0}
+    results = []                    # every file's result: kernels launched in one and defined in none
     for path, sub in files:
         dest = os.path.join(out, sub) if out and sub else out
         try:
@@ -171,6 +172,7 @@ def main(args) -> int:
             bar.advance(os.path.basename(path))
         bar.clear()                 # the diagnostics below print over a clean line
         outcomes[_outcome(res)] += 1
+        results.append(res)
         if src.note:
             print(f"cuport translate: note: {src.note}", file=sys.stderr)
         if not _opt(args, "quiet", False):
@@ -206,6 +208,11 @@ def main(args) -> int:
                     status = max(status, 1)
                     if v.get("log"):
                         print(v["log"].rstrip(), file=sys.stderr)
+    from porter.translate.units import left_out
+    for name, where in left_out(results):
+        print(f"cuport translate: error: kernel `{name}` is launched in {where} but no input defines it: not "
+              "translated (add the file that defines it to the inputs)", file=sys.stderr)
+        status = max(status, 1)
     from porter.progress import outcome_summary
     sys.stdout.flush()
     bar.summary(outcome_summary(f"translate --to {target}", sum(outcomes.values()), outcomes, bar.elapsed))
