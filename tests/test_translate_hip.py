@@ -80,7 +80,8 @@ def test_comments_and_unrelated_lines_survive(fixture):
     for line in text.splitlines():
         toks = tokenize(line.encode())
         touched = any(t.kind == "IDENTIFIER" and t.spelling in maps and maps[t.spelling].hip != t.spelling
-                      for t in toks) or any(t.spelling in ("<<<", "::", "include") or t.spelling in HANDLERS
+                      for t in toks) or any(t.kind == "LITERAL" and re.search(r"\b(cu|CU)\w+", t.spelling)
+                                            for t in toks) or any(t.spelling in ("<<<", "::", "include") or t.spelling in HANDLERS
                                             for t in toks)
         if not touched:
             assert line in out_lines, f"line changed although it needs no translation: {line!r}"
@@ -97,7 +98,7 @@ def test_macros_preserved_byte_for_byte():
     assert "CUDA error" in macro_out                      # string literal untouched
 
 
-def test_strings_comments_and_members_are_not_renamed():
+def test_comments_and_members_are_not_renamed_strings_are():
     src = ('#include <cuda_runtime.h>\n'
            'struct S { int cudaMalloc; };\n'
            'void f(S s, cudaDeviceProp p) {\n'
@@ -106,7 +107,7 @@ def test_strings_comments_and_members_are_not_renamed():
            '  char c = \'c\';\n'
            '}\n')
     out = hip(src, portability_fixes=False).text
-    assert '"cudaMalloc(&p, n)"; // cudaFree here' in out
+    assert '"hipMalloc(&p, n)"; // cudaFree here' in out          # string literals: as hipify-clang
     assert "s.cudaMalloc; /* cudaMemcpy */" in out
     assert "hipDeviceProp_t p" in out
 
@@ -709,3 +710,13 @@ def test_unparsable_kernel_still_refused():
     res = hip("template <typename T, typename no_such_trait<T>::type* = nullptr>\n"
               "__global__ void k(T* x) { x[0] = 1 +; }\n", portability_fixes=False)
     assert res.extra.get("refused") and "k" in res.extra["refused"]
+
+
+def test_cuda_names_in_string_literals():
+    src = ('#include <cstdio>\n#include "cuda_runtime.h"\nvoid f() {\n'
+           '  printf("cudaSetDevice returned cudaErrorInvalidDevice, cudaMemcpy: %d\\n", 1);\n'
+           '  printf("cudaNoSuchName cudaMallocx xcudaMalloc CUDA\\n");\n}\n')
+    out = hip(src, portability_fixes=False).text
+    assert 'printf("hipSetDevice returned hipErrorInvalidDevice, hipMemcpy: %d\\n", 1);' in out
+    assert 'printf("cudaNoSuchName cudaMallocx xcudaMalloc CUDA\\n");' in out      # not table names: kept
+    assert '#include "hip/hip_runtime.h"' in out                                    # the include is no literal

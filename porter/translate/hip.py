@@ -276,6 +276,7 @@ class _Translator(H.HandlerContext):
 
         self._directives()
         self._identifiers()
+        self._string_literals()
         self._calls()
         self._vector_compound_operators()
         self._builtin_redefinitions()
@@ -591,6 +592,26 @@ class _Translator(H.HandlerContext):
             self.hip_names.add(target)
             if target != name:
                 self.renames[i] = target
+
+    _CUDA_WORD = re.compile(r"(?<![\w$])(?:cu|CU)\w+")
+
+    def _string_literals(self):
+        """CUDA names inside ordinary string literals (messages, NVRTC sources) are renamed as hipify-clang does:
+        a whole word that is a supported table name; #include names and other directives are not literals here."""
+        opaque = {k for a, b in self.opaque for k in range(a, b)} if self.opaque else set()
+        for i, t in enumerate(self.tokens):
+            if t.kind != "LITERAL" or not t.spelling.startswith('"') or i in opaque or "cu" not in t.spelling.lower():
+                continue
+            for m in self._CUDA_WORD.finditer(t.spelling):
+                mp = self.maps.get(m.group(0))
+                if mp is None or mp.unsupported:
+                    continue
+                target = mp.target(self.opts.roc)
+                if not target or target == m.group(0) or "::" in target:
+                    continue
+                s = t.start + len(t.spelling[:m.start()].encode("utf-8"))
+                self.edit(s, s + len(m.group(0).encode("utf-8")), target)
+                self.stats.add(m.group(0), mp.area, True)
 
     def _roc_value_type(self, key):
         blas, sparse = _ROC_VALUE_TYPES[key]
