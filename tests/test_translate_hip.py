@@ -244,6 +244,12 @@ def test_strict_undefined():
 
 @pytest.mark.parametrize("cuda, expected", [
     ("cudaMallocHost(&p, n);", "hipHostMalloc(&p, n, hipHostMallocDefault);"),      # hipify-clang's form
+    ("cudaEventCreate(&e, cudaEventDisableTiming);", "hipEventCreateWithFlags(&e, hipEventDisableTiming);"),
+    ("cudaEventCreate(&e);", "hipEventCreate(&e);"),
+    ("cudaGraphInstantiate(&ex, g, 0);", "hipGraphInstantiateWithFlags(&ex, g, 0);"),
+    ("cudaGraphInstantiate(&ex, g, nullptr, nullptr, 0);", "hipGraphInstantiate(&ex, g, nullptr, nullptr, 0);"),
+    ("cudaLaunchCooperativeKernel(k, g, b, args, 0, s);",
+     "hipLaunchCooperativeKernel(reinterpret_cast<const void*>(k), g, b, args, 0, s);"),
     ("cudaMallocHost((void**)&p, n * sizeof(float));",
      "hipHostMalloc((void**)&p, n * sizeof(float), hipHostMallocDefault);"),
     ("cudaGraphAddMemcpyNodeToSymbol(&nd, g, &dep, 1, sym, src, n, 0, cudaMemcpyHostToDevice);",

@@ -146,6 +146,15 @@ def host_alloc(ctx: HandlerContext, call: Call) -> None:
                 ctx.rename(i, _HOST_ALLOC_FLAGS[t.spelling])
 
 
+def by_arg_count(count: int, hip_name: str, doc: str):
+    """A CUDA call whose C++ overload (or newer signature) with `count` arguments is another HIP function."""
+    def handler(ctx: HandlerContext, call: Call) -> None:
+        if len(call.args) == count:
+            ctx.rename(call.name_tok, hip_name)
+    handler.__doc__ = doc
+    return handler
+
+
 def _int_literal(text: str):
     m = _INT_LITERAL.match(text.strip())
     if not m:
@@ -240,6 +249,13 @@ HANDLERS = {
     "cudaFuncSetSharedMemConfig": function_arg(0),
     "cudaFuncGetAttributes": function_arg(1),
     "cudaLaunchKernel": function_arg(0),
+    "cudaLaunchCooperativeKernel": function_arg(0),
+    # cuda_runtime.h's C++ overload cudaEventCreate(&e, flags)
+    "cudaEventCreate": by_arg_count(2, "hipEventCreateWithFlags", "cudaEventCreate(&e, flags) -> "
+                                    "hipEventCreateWithFlags (HIP has no two-argument hipEventCreate)"),
+    # CUDA 12's cudaGraphInstantiate(&exec, graph, flags); hipGraphInstantiate keeps the 5-argument form
+    "cudaGraphInstantiate": by_arg_count(3, "hipGraphInstantiateWithFlags", "cudaGraphInstantiate(&exec, graph, "
+                                         "flags) (CUDA 12) -> hipGraphInstantiateWithFlags"),
     "cudaMallocHost": malloc_host,
     "cudaHostAlloc": host_alloc,
     "__activemask": plain_intrinsic,
