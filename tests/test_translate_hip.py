@@ -726,3 +726,12 @@ def test_cuda_names_in_string_literals():
     assert 'printf("hipSetDevice returned hipErrorInvalidDevice, hipMemcpy: %d\\n", 1);' in out
     assert 'printf("cudaNoSuchName cudaMallocx xcudaMalloc CUDA\\n");' in out      # not table names: kept
     assert '#include "hip/hip_runtime.h"' in out                                    # the include is no literal
+
+
+def test_miopen_stream_type_only_with_cudnn():
+    src = "#include <cudnn.h>\nvoid f(cudnnHandle_t h) { cudaStream_t s; cudnnSetStream(h, s); }\n"
+    out = hip(src, portability_fixes=False, miopen=True).text
+    assert "miopenAcceleratorQueue_t s; miopenSetStream(h, s);" in out
+    assert "hipStream_t s;" in hip(src, portability_fixes=False).text                  # hipDNN: HIP's name
+    plain = "#include <cuda_runtime.h>\nvoid f() { cudaStream_t s; }\n"
+    assert "hipStream_t s;" in hip(plain, portability_fixes=False, miopen=True).text    # no MIOpen header

@@ -577,6 +577,8 @@ class _Translator(H.HandlerContext):
             target = m.target(roc)
             if roc and key in _ROC_VALUE_TYPES:
                 target = self._roc_value_type(key) or m.hip
+            elif key == "cudaStream_t" and self.opts.miopen and any(h.startswith("cudnn") for h in self.cuda_headers):
+                target = "miopenAcceleratorQueue_t"      # MIOpen's name of hipStream_t (hipify-clang --miopen)
             if m.unsupported or not target:
                 self.stats.add(key, m.area, False)
                 msg = f"`{key}` is not supported by {'ROCm libraries' if roc else 'HIP'}; left unchanged"
