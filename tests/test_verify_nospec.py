@@ -239,3 +239,16 @@ def test_underivable_kernels_point_to_init_and_bad_init_paths(tmp_path):
     assert d.returncode == 2 and "--init takes source files" in d.stderr
     missing = cuport("--init", str(tmp_path / "nope.cu"))
     assert missing.returncode == 2 and "no such file" in missing.stderr
+
+
+@pytest.mark.skipif(not (opencl.available()[0] and __import__("porter.verify.backends.oclgrind", fromlist=["x"])
+                         .available()[0]), reason="needs PoCL and Oclgrind")
+def test_sanitize_without_spec_catches_addkernel_past_its_buffers(tmp_path):
+    # AddKernel has no bounds check: at n=1000 the last block reads and writes past the 1000 elements
+    (src,) = copy(tmp_path, ROOT / "examples/saxpy/saxpy.cu")
+    p = cuport(src, "--targets", "opencl", "--sanitize", "--sizes", "n=1000", "--output-format", "json")
+    assert p.returncode == 1
+    rows = {(r["case"], r["target"], r["variant"]): r for r in json.loads(p.stdout)["results"]}
+    bad = rows[("AddKernel", "oclgrind", "bounds+races")]
+    assert bad["status"] == "FAIL" and bad["message"].startswith("oclgrind: Invalid read of size 4")
+    assert rows[("saxpy", "opencl", "-")]["status"] == rows[("saxpy", "oclgrind", "bounds+races")]["status"] == "pass"
