@@ -104,13 +104,13 @@ def test_unknown_uint_is_named_with_how_to_supply_it(target, tmp_path):
     res = translate_file(fx("unknown_uint.cu"), target)
     assert not outputs(res) and set(res.failed_kernels) == {"scaled"}
     msg = [m for row, sev, m in errors(res) if row == 4]
-    assert len(msg) == 1 and msg[0].startswith("unknown type name `uint` (2 uses)")
-    assert "-D 'uint=unsigned int'" in msg[0] and "-I DIR" in msg[0] and "include-dirs / defines" in msg[0]
+    assert len(msg) == 1 and msg[0].startswith("unknown type name `u32` (2 uses)")
+    assert "-D 'u32=TYPE'" in msg[0] and "-I DIR" in msg[0] and "include-dirs / defines" in msg[0]
     r = cuport("translate", "--to", target, fx("unknown_uint.cu"), "-o", str(tmp_path / "no"))
-    assert r.returncode == 1 and "unknown type name `uint`" in r.stderr
+    assert r.returncode == 1 and "unknown type name `u32`" in r.stderr
     assert not os.path.exists(tmp_path / "no") or not os.listdir(tmp_path / "no")
     # supplied with -D: translated and valid
-    r = cuport("translate", "--to", target, fx("unknown_uint.cu"), "-D", "uint=unsigned int", "-o",
+    r = cuport("translate", "--to", target, fx("unknown_uint.cu"), "-D", "u32=unsigned int", "-o",
                str(tmp_path / "yes"))
     assert r.returncode == 0, r.stderr
     assert "CP000" not in r.stderr and os.listdir(tmp_path / "yes")
@@ -182,7 +182,7 @@ def test_hip_refuses_a_file_whose_kernel_lost_code(tmp_path):
     assert "fill<<<1, 64>>>" in out.read_text() or "hipLaunchKernelGGL(fill" in out.read_text()
     # names from headers cuport lacks do not refuse HIP (its output is the source text with token edits)
     r = cuport("translate", "--to", "hip", fx("unknown_uint.cu"), "-o", str(out))
-    assert r.returncode == 0 and "uint i = threadIdx.x;" in out.read_text()
+    assert r.returncode == 0 and "u32 i = threadIdx.x;" in out.read_text()
 
 
 def test_lint_reports_syntax_errors_capped_with_count():

@@ -36,6 +36,16 @@ typedef short int16_t; typedef unsigned short uint16_t;
 typedef int int32_t; typedef unsigned int uint32_t;
 typedef long long int64_t; typedef unsigned long long uint64_t;
 typedef unsigned long uintptr_t; typedef long intptr_t;
+/* glibc's <sys/types.h> names, which nvcc's implicit cuda_runtime.h -> stdlib.h always brings in */
+#ifndef uint
+typedef unsigned int uint;
+#endif
+#ifndef ulong
+typedef unsigned long ulong;
+#endif
+#ifndef ushort
+typedef unsigned short ushort;
+#endif
 
 
 #define __CUPORT_VEC(T, N) struct N##1 { T x; }; struct N##2 { T x, y; }; struct N##3 { T x, y, z; }; \
@@ -141,6 +151,7 @@ __CUPORT_M2(fdim) __CUPORT_M2(remainder)
 __host__ __device__ float fmaf(float, float, float); __host__ __device__ double fma(double, double, double);
 __host__ __device__ void sincosf(float, float *, float *); __host__ __device__ void sincos(double, double *, double *);
 __host__ __device__ int isnan(float); __host__ __device__ int isinf(float); __host__ __device__ int isfinite(float);
+__host__ __device__ int signbit(float); __host__ __device__ int signbit(double);
 __host__ __device__ int abs(int); __host__ __device__ long long llabs(long long);
 __host__ __device__ int min(int, int); __host__ __device__ int max(int, int);
 __host__ __device__ unsigned int umin(unsigned int, unsigned int); __host__ __device__ unsigned int umax(unsigned int, unsigned int);
