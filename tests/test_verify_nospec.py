@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from porter.verify import differential
-from porter.verify.backends import opencl, vulkan
+from porter.verify.backends import oclgrind, opencl, vulkan
 from porter.verify.derive import derive_file
 from porter.verify.runner import Result
 from porter.verify.spec import load_spec
@@ -241,8 +241,7 @@ def test_underivable_kernels_point_to_init_and_bad_init_paths(tmp_path):
     assert missing.returncode == 2 and "no such file" in missing.stderr
 
 
-@pytest.mark.skipif(not (opencl.available()[0] and __import__("porter.verify.backends.oclgrind", fromlist=["x"])
-                         .available()[0]), reason="needs PoCL and Oclgrind")
+@pytest.mark.skipif(not (opencl.available()[0] and oclgrind.available()[0]), reason="needs PoCL and Oclgrind")
 def test_sanitize_without_spec_catches_addkernel_past_its_buffers(tmp_path):
     # AddKernel has no bounds check: at n=1000 the last block reads and writes past the 1000 elements
     (src,) = copy(tmp_path, ROOT / "examples/saxpy/saxpy.cu")
