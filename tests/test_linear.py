@@ -197,3 +197,154 @@ def test_changed_line_count_on_many_kernels_is_fast_enough_to_finish(hang_guard)
     before = "".join(KERNEL.format(i=i) for i in range(8000))             # 40,000 lines (difflib: minutes)
     after = before.replace("0xffffffff", "0xffffffffffffffffull")
     assert changed_line_count(before, after) == 8000
+
+
+# --- lint --fix --diff: difflib's diff on ordinary files, an anchored near-linear one past them ---------------
+
+def _apply_unified(a: list, diff: str) -> list:
+    """Apply a unified diff to the lines `a` (a strict reader: every context and removed line must match)."""
+    import re
+    lines = diff.splitlines(True)
+    assert lines[0].startswith("--- ") and lines[1].startswith("+++ ")
+    out, pos, k = [], 0, 2
+    while k < len(lines):
+        m = re.match(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@\n", lines[k])
+        assert m, lines[k]
+        start, alen = int(m[1]), int(m[2] or 1)
+        blen = int(m[4] or 1)
+        start = start - 1 if alen else start           # an empty range names the line before it
+        assert start >= pos
+        out += a[pos:start]
+        pos = start
+        k += 1
+        seen_a = seen_b = 0
+        while k < len(lines) and not lines[k].startswith("@@"):
+            tag, body = lines[k][0], lines[k][1:]
+            if tag in " -":
+                assert a[pos] == body
+                pos += 1
+                seen_a += 1
+            if tag in " +":
+                out.append(body)
+                seen_b += 1
+            k += 1
+        assert (seen_a, seen_b) == (alen, blen)
+    return out + a[pos:]
+
+
+def _mutated(rng, a):
+    b = []
+    for x in a:
+        r = rng.random()
+        if r < 0.1:
+            continue
+        b.append(x if r < 0.8 else "y\n")
+        if rng.random() < 0.05:
+            b.append("new\n")
+    return b
+
+
+def test_unified_diff_is_difflibs_on_ordinary_files():
+    from porter.translate.stats import unified_diff
+    rng = random.Random(5)
+    for _ in range(300):
+        a = [rng.choice(["}\n", "\n", "x\n", f"u{rng.randint(0, 9)}\n"]) for _ in range(rng.randint(0, 40))]
+        b = _mutated(rng, a)
+        if rng.random() < 0.2 and b:
+            b[-1] = b[-1].rstrip("\n")                  # no newline at the end
+        got = "".join(unified_diff(a, b, "a/k.cu", "b/k.cu"))
+        assert got == "".join(difflib.unified_diff(a, b, "a/k.cu", "b/k.cu"))
+    # a file of kernels with fixes, 3,000 lines: still difflib's own diff, to the byte
+    before = "".join(KERNEL.format(i=i) for i in range(600)).splitlines(True)
+    after = [ln.replace("0xffffffff", "0xffffffffffffffffull") if i % 7 == 0 else ln for i, ln in enumerate(before)]
+    got = "".join(unified_diff(before, after, "a/k.cu", "b/k.cu"))
+    assert got == "".join(difflib.unified_diff(before, after, "a/k.cu", "b/k.cu"))
+    assert "".join(unified_diff(before, before, "a", "b")) == ""
+
+
+def test_anchored_unified_diff_applies_and_is_minimal_on_local_fixes(monkeypatch, hang_guard):
+    from porter.translate import stats
+    monkeypatch.setattr(stats, "_DIFF_EXACT_LINES", 0)      # the anchored path on every input
+    rng = random.Random(8)
+    for _ in range(300):
+        a = [rng.choice(["}\n", "\n", "x\n", f"u{rng.randint(0, 9)}\n"]) for _ in range(rng.randint(0, 40))]
+        b = _mutated(rng, a)
+        d = "".join(stats.unified_diff(a, b, "a/k.cu", "b/k.cu"))
+        assert (d == "") == (a == b)
+        if d:
+            assert _apply_unified(a, d) == b
+    # 40,000 lines, every fifth kernel's mask widened: exactly those lines change, in hunks of difflib's shape
+    before = "".join(KERNEL.format(i=i) for i in range(8000)).splitlines(True)
+    after = [ln.replace("0xffffffff", "0xffffffffffffffffull") if i % 25 == 2 else ln for i, ln in enumerate(before)]
+    d = "".join(stats.unified_diff(before, after, "a/k.cu", "b/k.cu"))
+    assert _apply_unified(before, d) == after
+    body = d.splitlines()[2:]
+    assert sum(ln.startswith("-") for ln in body) == sum(ln.startswith("+") for ln in body) == 1600
+    # 25 lines apart: one hunk per fix, 3 lines of context each side (line 3 has only 2 before it)
+    heads = [ln for ln in body if ln.startswith("@@")]
+    assert heads == ["@@ -1,6 +1,6 @@"] + [f"@@ -{25 * k},7 +{25 * k},7 @@" for k in range(1, 1600)]
+
+
+# --- whole-file analysis: the work per kernel does not grow with the number of kernels in the file --------------
+
+def _generated(groups: int) -> str:
+    """`groups` groups of 8 kernels and functions from the scaling benchmark's generator (bench/scaling.py)."""
+    import importlib.util
+    import os
+    import tempfile
+    here = os.path.dirname(os.path.abspath(__file__))
+    spec = importlib.util.spec_from_file_location("_scaling", os.path.join(here, "..", "bench", "scaling.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "k.cu")
+        mod.generate(path, groups * 3300)          # a group is ~3.3 KB
+        with open(path) as fh:
+            return fh.read()
+
+
+def _call_counts(fn, text: str):
+    """Python function calls made by fn(SourceFile) per (file, function): an operation count, not a time."""
+    import sys
+    from collections import Counter
+    from porter.source import SourceFile
+    counts = Counter()
+
+    def prof(frame, event, _arg):
+        if event == "call":
+            counts[(frame.f_code.co_filename.rsplit("/", 1)[-1], frame.f_code.co_name)] += 1
+    sys.setprofile(prof)
+    try:
+        fn(SourceFile("k.cu", text))
+    finally:
+        sys.setprofile(None)
+    return counts
+
+
+def _superlinear(run, groups):
+    """Functions called more than ~twice as often for twice the kernels, and the total growth."""
+    small, big = _call_counts(run, _generated(groups)), _call_counts(run, _generated(2 * groups))
+    worse = {k: (small[k], n) for k, n in big.items() if n >= 300 and n > 2.25 * small[k] + 20}
+    return worse, sum(big.values()) / sum(small.values())
+
+
+@pytest.mark.parametrize("mode, groups", [("lint", 10), ("fix", 6)])
+def test_calls_per_function_grow_linearly_with_the_number_of_kernels(mode, groups):
+    """Twice the kernels, at most ~twice the calls of every function: before, kernel_static_shared was called
+    once per kernel per padded array (CP301's fix), site_kernel once per launch per kernel, and the dataclass
+    __eq__ of `arr in arrays` per pair (x3.7-4 for x2 kernels)."""
+    from porter.lint import checker
+    worse, total = _superlinear(checker.lint_source if mode == "lint" else checker.fix_source, groups)
+    assert worse == {}
+    assert total <= 2.1
+
+
+def test_call_count_sees_a_scan_of_every_kernel_per_array(monkeypatch):
+    """The negative case: CP301's old scan of every kernel per padded array is caught by the same count."""
+    from porter.frontend.shared_access import kernel_static_shared
+    from porter.lint import checker
+    from porter.lint.rules import shared_bank_conflict
+    monkeypatch.setattr(shared_bank_conflict, "kernels_using", lambda model, arr: [
+        k for k in model.kernels if arr in kernel_static_shared(model, k).arrays])
+    worse, _ = _superlinear(checker.lint_source, 10)
+    assert ("shared_access.py", "kernel_static_shared") in worse

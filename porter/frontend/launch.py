@@ -478,8 +478,8 @@ def site_shapes(model: FileModel, site, kernel: Function | None = None) -> list[
 def _site_shapes(model: FileModel, kernel: Function) -> tuple[list[Shape], bool]:
     """Shapes of the launch sites of `kernel`; the flag says whether every site folded."""
     shapes, all_known = [], True
-    for site in model.launches:
-        if site_kernel(site) != kernel.name or site.block is None:
+    for site in _launches_of(model, kernel.name):
+        if site.block is None:
             continue
         found = site_shapes(model, site, kernel)
         for s, _ in found:
@@ -487,6 +487,18 @@ def _site_shapes(model: FileModel, kernel: Function) -> tuple[list[Shape], bool]
                 shapes.append(s)
         all_known = all_known and bool(found)
     return shapes, all_known
+
+
+def _launches_of(model: FileModel, name: str) -> list:
+    """The launch sites of kernel `name`, in model.launches order: one index per model rather than a scan of
+    every launch per kernel (files with thousands of kernels and launches stay linear)."""
+    idx = model.__dict__.get("_launches_by_site_kernel")
+    if idx is None or idx[0] != len(model.launches):
+        by: dict[str, list] = {}
+        for site in model.launches:
+            by.setdefault(site_kernel(site), []).append(site)
+        idx = model._launches_by_site_kernel = (len(model.launches), by)
+    return idx[1].get(name, [])
 
 
 def block_shapes(model: FileModel, kernel, settings=None) -> list[Shape]:

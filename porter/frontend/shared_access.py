@@ -467,6 +467,22 @@ def kernel_static_shared(model: FileModel, kernel: Function) -> StaticShared:
     return StaticShared(st.bytes, list(st.arrays), list(st.unknown))
 
 
+def kernels_using(model: FileModel, arr: SharedArray) -> list[Function]:
+    """The kernels whose static `__shared__` arrays (kernel_static_shared) include `arr`, in model.kernels order.
+    One index per model instead of a scan of every kernel per array: files with thousands of kernels stay linear.
+    Keyed by the array's node: equal SharedArrays have the same node (Node compares by identity)."""
+    idx = model.__dict__.get("_kernels_using")
+    if idx is None:
+        idx = {}
+        for k in model.kernels:
+            for s in kernel_static_shared(model, k).arrays:
+                lst = idx.setdefault(id(s.node), [])
+                if not lst or lst[-1] is not k:
+                    lst.append(k)
+        model._kernels_using = idx
+    return [k for k in idx.get(id(arr.node), ()) if arr in kernel_static_shared(model, k).arrays]
+
+
 def as_int(v) -> int | None:
     if isinstance(v, bool):
         return None

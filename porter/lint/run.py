@@ -1,7 +1,6 @@
 """`cuport lint`: discover files, lint each (cached, in parallel when there are many), fix, report, exit code."""
 from __future__ import annotations
 
-import difflib
 import os
 import sys
 from collections import Counter
@@ -165,7 +164,9 @@ def main(args) -> int:
         elif mode == "fix" and fixed:
             if args.diff:
                 original = read_source(path).text
-                sys.stdout.write("".join(difflib.unified_diff(
+                # difflib's own diff for ordinary files; anchored (near-linear) past a size where it is quadratic
+                from porter.translate.stats import unified_diff
+                sys.stdout.write("".join(unified_diff(
                     original.splitlines(True), text.splitlines(True), f"a/{shown}", f"b/{shown}")))
             else:
                 try:

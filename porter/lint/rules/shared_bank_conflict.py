@@ -56,8 +56,8 @@ subscript does, so the program computes the same values.
 from fractions import Fraction
 from math import gcd
 
-from porter.frontend.shared_access import (as_int, declaration_named, kernel_static_shared, shared_memory,
-                                           substitute)
+from porter.frontend.shared_access import (as_int, declaration_named, kernel_static_shared, kernels_using,
+                                           shared_memory, substitute)
 from porter.lint.context import fix, replace
 from porter.lint.helpers import array_dim_exprs, launch_block, operand_text, spelled
 
@@ -311,7 +311,7 @@ def _padding_fix(ctx, sm, arr, shapes):
         if not ok:
             continue
         extra = arr.size_bytes // arr.dims[-1] * pad
-        for k in ctx.model.kernels:
+        for k in kernels_using(ctx.model, arr):
             st = kernel_static_shared(ctx.model, k)
             if arr in st.arrays and st.bytes <= _NVIDIA_STATIC_LIMIT < st.bytes + extra:
                 return None
