@@ -92,3 +92,57 @@ def test_launched_kernel_defined_in_no_input_is_exit_1(target, tmp_path):
     assert "no input defines it" not in r.stderr
     got = sorted(os.listdir(tmp_path / "b"))
     assert got == (["kernels.fill.comp"] if target == "glsl" else ["kernels.cl"])
+
+
+# ---------------------------------------------------------------- atomics on fields of buffer elements
+@pytest.mark.parametrize("target", TARGETS)
+def test_atomics_on_fields_of_buffer_elements(target):
+    res = translate_file(fx("struct_atomics.cu"), target, validate=can_validate(target))
+    assert outputs(res) == {"insert"} and not res.failed_kernels
+    text = res.shaders["insert"] if target == "glsl" else res.text
+    if target == "glsl":
+        assert "atomicCompSwap(table[slot].key, 0xffffffffu, k)" in text
+        assert "atomicAdd(table[slot].value, 1u)" in text and "atomicMax(stats[0].max_key, int(k))" in text
+    else:
+        assert "atomic_cmpxchg(&table[slot].key, 0xffffffffu, k)" in text
+        assert "atomic_add(&(*stats).count, 1)" in text     # `p->f` through a pointer: (*p).f
+    if res.extra.get("validation"):
+        assert all(v["ok"] for v in res.extra["validation"].values()), res.extra["validation"]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_atomic_on_a_private_struct_field_is_refused(target):
+    res = translate_file(fx("private_field_atomic.cu"), target, validate=False)
+    assert not outputs(res)
+    why = res.failed_kernels["local_cas"]
+    assert why.startswith("CP907: `atomicCAS` on ") and ("private memory" in why or "scalar memory" in why)
+
+
+def test_struct_field_atomics_run_on_pocl():
+    np = pytest.importorskip("numpy")
+    cl = pytest.importorskip("pyopencl")
+    ctx = opencl_context()
+    if ctx is None:
+        pytest.skip("no OpenCL device")
+    res = translate_file(fx("struct_atomics.cu"), "opencl", validate=False)
+    q = cl.CommandQueue(ctx)
+    prg = cl.Program(ctx, res.text).build()
+    rng = np.random.default_rng(14)
+    n, cap = 256, 64
+    keys = rng.integers(0, 40, n).astype(np.uint32)
+    kv = np.dtype([("key", np.uint32), ("value", np.uint32)])
+    table = np.zeros(cap, kv)
+    table["key"] = 0xFFFFFFFF
+    stats = np.zeros(1, [("count", np.int32), ("max_key", np.int32)])
+    mf = cl.mem_flags
+    tb = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=table)
+    kb = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=keys)
+    sb = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=stats)
+    prg.insert(q, (4 * 64,), (64,), tb, kb, np.int32(n), np.uint32(cap), sb)
+    cl.enqueue_copy(q, table, tb)
+    cl.enqueue_copy(q, stats, sb)
+    q.finish()
+    used = table[table["key"] != 0xFFFFFFFF]
+    want = dict(zip(*np.unique(keys, return_counts=True)))
+    assert {int(k): int(v) for k, v in zip(used["key"], used["value"])} == {int(k): int(v) for k, v in want.items()}
+    assert int(stats["count"][0]) == n and int(stats["max_key"][0]) == int(keys.max())

@@ -1291,7 +1291,8 @@ class KernelEmitter:
         arrow = "->" in self.model.source.slice(base_n.end, n.end)
         if arrow:
             lv = self.ptr_lvalue(base_n, mode, deref=True)
-            base = E(lv, _element(bt))
+            # OpenCL spells the element `*p`: `(*p).f`, never `*p.f`
+            base = E(lv, _element(bt), PREC_UNARY if lv.startswith("*") else PREC_PRIMARY)
         else:
             base = self.x(base_n, mode)
         t = self.ty(n)
@@ -1737,6 +1738,11 @@ class KernelEmitter:
                     return Root(self.name_of(r), "scalar", t.unqualified(), "private", r), None
             if c.kind == "MEMBER_REF_EXPR":
                 lv = self.x(c, "rw")
+                base = self._member_base_root(c)
+                if base is not None and base.space in ("global", "local"):
+                    # a field of a buffer or shared element (`&table[i].key`): atomics address it in place
+                    kind = "buffer_field" if base.space == "global" else "shared_scalar"
+                    return Root(lv.text, kind, self.ty(c).unqualified(), base.space, None), None
                 return Root(lv.text, "scalar", self.ty(c).unqualified(), "private", None), None
             self.fail(s, f"the address `{s.text}`")
         if k == "UNARY_OPERATOR" and s.op in ("++", "--", "post++", "post--"):
@@ -1760,6 +1766,24 @@ class KernelEmitter:
         if k in ("INTEGER_LITERAL", "CXX_NULL_PTR_LITERAL_EXPR", "GNU_NULL_EXPR"):
             self.fail(s, "a null pointer")
         self.fail(s, f"the pointer expression `{s.text}`")
+
+    def _member_base_root(self, c) -> Root | None:
+        """The root of the element whose field `c` names (`p[i].f`, `p->f`, `p[i].a.b`), or None."""
+        s = c
+        while s.kind == "MEMBER_REF_EXPR" and s.children:
+            b = s.children[0].strip
+            if "->" in self.model.source.slice(b.end, s.end):
+                return self._try_root(b)
+            s = b
+        if s.kind == "ARRAY_SUBSCRIPT_EXPR" and _ptrlike(self.ty(s.children[0])):
+            return self._try_root(s.children[0])
+        return None
+
+    def _try_root(self, n) -> Root | None:
+        try:
+            return self.ptr(n)[0]
+        except TranslationError:
+            return None
 
     def _root_for_expr(self, n) -> Root:
         s = n.strip

@@ -481,7 +481,7 @@ class GlslTarget(Target):
         if i is not None and off is not None and i.lit == 0:
             i = None
         idx = off if i is None else (i if off is None else em.binary_value("+", off, i, None))
-        if root.kind in ("scalar", "shared_scalar"):
+        if root.kind in ("scalar", "shared_scalar", "buffer_field"):
             if idx is not None and idx.lit != 0:
                 em.fail(node, f"indexing past the scalar behind `{node.text}`")
             return root.name
@@ -701,12 +701,12 @@ class GlslTarget(Target):
     # --- atomics ---
     def atomic(self, em, base, n, args) -> E:
         root, off = em.ptr(args[0])
-        if root.kind not in ("buffer", "shared", "shared_scalar"):
+        if root.kind not in ("buffer", "shared", "shared_scalar", "buffer_field"):
             em.fail(n, f"`{base}` on {root.kind} memory (GLSL atomics work on buffers and shared memory)")
         et = root.elem.unqualified()
         lv = self.deref(em, root, off, None, "rw", args[0])
         vals = [em.x(a) for a in args[1:]]
-        where = "Buffer" if root.kind == "buffer" else "Shared"
+        where = "Buffer" if root.kind in ("buffer", "buffer_field") else "Shared"
         if et.kind != "scalar":
             em.fail(n, f"`{base}` on `{et}`")
         if et.name in ("i64", "u64"):

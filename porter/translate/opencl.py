@@ -70,6 +70,10 @@ class OpenclTarget(Target):
         em.warp_emulated = None
 
     def end_kernel(self, em):
+        for p in em.params:     # a buffer of structs needs the struct's definition in the program
+            elem = p["info"].get("elem") if p["kind"] == "buffer" else None
+            if elem is not None and elem.kind == "struct":
+                em.use_struct(elem.name, p["info"]["node"])
         structs = {k: em.struct_fields(k) for k in em.struct_used}
         params, local_args, manifest_params = [], [], []
         for i, p in enumerate(em.params):
