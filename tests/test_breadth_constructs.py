@@ -146,3 +146,39 @@ def test_struct_field_atomics_run_on_pocl():
     want = dict(zip(*np.unique(keys, return_counts=True)))
     assert {int(k): int(v) for k, v in zip(used["key"], used["value"])} == {int(k): int(v) for k, v in want.items()}
     assert int(stats["count"][0]) == n and int(stats["max_key"][0]) == int(keys.max())
+
+
+# ---------------------------------------------------------------- templates launched from templated host code
+@pytest.mark.parametrize("target", TARGETS)
+def test_template_kernel_instantiated_from_templated_host_function(target):
+    res = translate_file(fx("host_template.cu"), target, validate=can_validate(target))
+    assert outputs(res) == {"fill<float>", "fill<double>"}
+    assert set(res.failed_kernels) == {"orphan"} and "is never instantiated" in res.failed_kernels["orphan"]
+    if target == "glsl":
+        # the double instance keeps double (template arguments count as the kernel's use of double)
+        assert "buffer a_buf { double a[]; }" in res.shaders["fill<double>"]
+        assert "buffer a_buf { float a[]; }" in res.shaders["fill<float>"]
+    else:
+        assert "__kernel void fill_float(" in res.text and "__kernel void fill_double(" in res.text
+    if res.extra.get("validation"):
+        assert all(v["ok"] for v in res.extra["validation"].values()), res.extra["validation"]
+
+
+def test_host_template_instance_runs_on_pocl():
+    np = pytest.importorskip("numpy")
+    cl = pytest.importorskip("pyopencl")
+    ctx = opencl_context()
+    if ctx is None:
+        pytest.skip("no OpenCL device")
+    res = translate_file(fx("host_template.cu"), "opencl", validate=False)
+    q = cl.CommandQueue(ctx)
+    prg = cl.Program(ctx, res.text).build()
+    n = 100
+    out = np.zeros(128, np.float32)
+    buf = cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=out)
+    prg.fill_float(q, (128,), (64,), buf, np.int32(n))
+    cl.enqueue_copy(q, out, buf)
+    q.finish()
+    want = np.zeros(128, np.float32)
+    want[:n] = np.arange(n, dtype=np.float32) * 2 + 0.5
+    assert np.array_equal(out, want)

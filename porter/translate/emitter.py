@@ -401,7 +401,8 @@ class KernelEmitter:
                     if re.search(r"\bdouble\b", n.type or ""):
                         return True
         for v in self.kernel_subst.values():
-            if isinstance(v, str) and "double" in v:
+            # a template argument: a string, or the CType the driver parsed it into (`k<double>`)
+            if not isinstance(v, int) and re.search(r"\bdouble\b", str(v)):
                 return True
         return False
 

@@ -177,6 +177,9 @@ def instances(model, fn, defines: dict | None = None) -> list[Instance]:
         ta = template_arguments(ls.node)
         if ta and len(ta) == len(params):
             add({p[0]: v for p, (_k, v) in zip(params, ta)}, "launch", ls.node)
+    from porter.translate.templates import host_template_instances
+    for args in host_template_instances(model, fn, params):      # launches inside templated host functions
+        add(args, "host template")
     text = _strip_comments(model.source.text)
     for m in re.finditer(r"\btemplate\s+(?!<)[^;{}]*?\b" + re.escape(fn.name) + r"\s*<([^;{}]*?)>\s*\(", text):
         raw = split_top_level(m.group(1))
