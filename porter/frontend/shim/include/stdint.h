@@ -1,2 +1,10 @@
 /* cuport light-mode stub: declarations live in cuda_shim.h */
 #pragma once
+#define INT8_C(c) c
+#define INT16_C(c) c
+#define INT32_C(c) c
+#define INT64_C(c) c##LL
+#define UINT8_C(c) c
+#define UINT16_C(c) c
+#define UINT32_C(c) c##U
+#define UINT64_C(c) c##ULL
