@@ -193,10 +193,11 @@ BOM = b"\xef\xbb\xbf"
 
 
 def test_bom_stays_at_byte_0_after_fix_and_translate(tmp_path):
-    (tmp_path / "k.cu").write_bytes(BOM + b"__global__ void k(float *a) { int l = threadIdx.x % 32; a[l] = 1; }\n")
-    (tmp_path / "plain.cu").write_bytes(b"__global__ void k(float *a) { int l = threadIdx.x % 32; a[l] = 1; }\n")
+    # (`lane`: named a lane id, so the CP102 fix is safe and applied)
+    (tmp_path / "k.cu").write_bytes(BOM + b"__global__ void k(float *a) { int lane = threadIdx.x % 32; a[lane] = 1; }\n")
+    (tmp_path / "plain.cu").write_bytes(b"__global__ void k(float *a) { int lane = threadIdx.x % 32; a[lane] = 1; }\n")
     rc, out, _ = cuport("lint", "--no-cache", "--output-format", "concise", "k.cu", "plain.cu", cwd=tmp_path)
-    assert rc == 1 and "k.cu:1:39: CP102" in out.decode() and "plain.cu:1:39: CP102" in out.decode()
+    assert rc == 1 and "k.cu:1:42: CP102" in out.decode() and "plain.cu:1:42: CP102" in out.decode()
     rc, out, err = cuport("translate", "--to", "hip", "k.cu", cwd=tmp_path)
     assert rc == 0, err
     assert out.startswith(BOM + b"\n#include <hip/hip_runtime.h>") and b"threadIdx.x % warpSize" in out

@@ -15,7 +15,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PY = os.path.join(ROOT, ".venv", "bin", "python")
 
 # threadIdx.x & 31: CP102 at line 2, column 11
-FINDING = "__global__ void lane(int *out) {\n  int l = threadIdx.x & 31;\n  out[threadIdx.x] = l;\n}\n"
+# (__syncwarp: warp code, so the CP102 fix is safe and --fix applies it)
+FINDING = "__global__ void lane(int *out) {\n  int l = threadIdx.x & 31;\n  out[threadIdx.x] = l; __syncwarp();\n}\n"
 
 
 def macro_sum(levels: int) -> str:
@@ -414,7 +415,9 @@ def test_report_keeps_going_past_a_crasher(tmp_path):
     r = cuport("report", "--no-compile", "--format", "json", str(tmp_path / "a_crash.cu"), str(tmp_path / "b.cu"))
     assert r.returncode == 1
     assert f"{tmp_path / 'a_crash.cu'}:1:1: CP000 clang crashed while parsing this file (signal 11" in r.stderr
-    rep = json.loads(r.stdout)
+    crashed, rep = json.loads(r.stdout)          # the crashed file keeps its entry, with its CP000
+    assert crashed["file"] == str(tmp_path / "a_crash.cu") and crashed["kernels"] == []
+    assert "CP000 clang crashed while parsing this file (signal 11" in crashed["errors"][0]
     assert rep["file"] == str(tmp_path / "b.cu") and [k["kernel"] for k in rep["kernels"]] == ["lane"]
     r = cuport("report", "--no-compile", "--format", "json", str(tmp_path / "b.cu"))
     assert r.returncode == 0 and json.loads(r.stdout)["kernels"][0]["kernel"] == "lane"

@@ -308,6 +308,8 @@ class KernelEmitter:
         nm = fr.names.get(id(decl))
         if nm is None:
             nm = self.t.ident(decl.spelling)
+            if nm != decl.spelling and nm in self.idents:
+                nm = self.fresh(nm)    # a mangled name (`a__b` -> `a_b_`) must not meet the code's own `a_b_`
             fr.names[id(decl)] = nm
         return nm
 
@@ -1131,6 +1133,13 @@ class KernelEmitter:
             return None
         mname = self.model.macro_at(n.start, n.end)
         if mname is None or self.model.source.slice(n.start, n.end) != mname:
+            return None
+        # every node of an expansion has the use's range: only the outermost one is the macro's whole body
+        # (`#define F ((threadIdx.x / 32) + 4)`: its 32 is not F)
+        p = n.parent
+        while p is not None and p.kind == "UNEXPOSED_EXPR" and (p.start, p.end) == (n.start, n.end):
+            p = p.parent
+        if p is not None and (p.start, p.end) == (n.start, n.end):
             return None
         v = n.value
         if not isinstance(v, (int, float)) or isinstance(v, bool):

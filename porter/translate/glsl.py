@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 from porter.translate import ctype as ct
+from porter.translate import warp_sizing
 from porter.translate.ctype import BOOL, F32, F64, I32, U32, CType
 from porter.translate.emitter import PtrBinding, Root
 from porter.translate.manifest import (DEFAULT_LOCAL_SIZE, access_of, glsl_manifest, layout_matches_c,
@@ -120,6 +121,11 @@ def _float_text(v: float, t: CType) -> str:
     return s
 
 
+def _suffixed(name: str, suffix: str) -> str:
+    """`name_suffix` without a `__` (reserved in GLSL) when name ends with `_` (`out_` -> `out_buf`)."""
+    return f"{name.rstrip('_') or 'v'}_{suffix}"
+
+
 class GlslTarget(Target):
     name = "glsl"
     display_name = "GLSL (Vulkan)"
@@ -169,7 +175,7 @@ class GlslTarget(Target):
                 quals.append("restrict")
             if access == "readwrite" and em.has_barrier:
                 quals.append("coherent")
-            block = em.fresh(name + "_buf")
+            block = em.fresh(_suffixed(name, "buf"))
             q = " ".join(quals) + " " if quals else ""
             decl = (f"layout(std430, set = 0, binding = {i}) {q}buffer {block} "
                     f"{{ {self.type_name(elem, em)} {name}[]; }};")
@@ -179,7 +185,7 @@ class GlslTarget(Target):
             if info.get("alias_bits"):
                 b = info["alias_bits"]
                 ut = "uint" if b == 32 else "uint64_t"
-                entry["_alias"] = (f"layout(std430, set = 0, binding = {i}) buffer {em.fresh(name + '_u' + str(b) + '_buf')} "
+                entry["_alias"] = (f"layout(std430, set = 0, binding = {i}) buffer {em.fresh(_suffixed(name, 'u' + str(b) + '_buf'))} "
                                    f"{{ {ut} {name}_u{b}[]; }};  // the same buffer, for compare-and-swap")
             buffers.append(entry)
         # by-value parameters: 32-bit slots for bool / 8 / 16-bit scalars (the manifest says so)
@@ -229,7 +235,11 @@ class GlslTarget(Target):
                 esz = ct.size_align(info["elem"], "std430", structs)[0]
                 spec.append({"id": 3, "name": sname, "type": "uint", "default": default,
                              "launch_expr": shape.shmem_text if shape is not None else None})
-                shared_decls.append(f"shared {self.type_name(info['elem'], em)} {info['name']}[{sname} / {esz}u];")
+                size = f"{sname} / {esz}u"
+                need = warp_sizing.extern_slots(em, info["node"])
+                if need:      # per-warp slots: at least one per narrowest subgroup, whatever the host asked for
+                    size = f"({size} > {need}u ? {size} : {need}u)"
+                shared_decls.append(f"shared {self.type_name(info['elem'], em)} {info['name']}[{size}];")
                 em.extern_shared = info
             else:
                 t = info["type"]

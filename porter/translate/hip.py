@@ -273,6 +273,7 @@ class _Translator(H.HandlerContext):
         self.data = self.source.data
         self.stats.fixes.update(fixed)
         self.stats.parse_errors = sum(1 for d in lint_diags if d.code == "CP000")
+        sizing_refused = self._wave64_sizing(lint_diags) if self.opts.portability_fixes else None
 
         self._directives()
         self._identifiers()
@@ -297,7 +298,7 @@ class _Translator(H.HandlerContext):
         st.replaced_bytes = sum(e - s for s, e, _, _ in applied)
         st.changed_lines = changed_line_count(self.original.text, text) if fixed else self._changed_lines(applied)
         st.seconds = time.perf_counter() - self.t0
-        refused = self._refusal()
+        refused = self._refusal() or sizing_refused
         diags = [d for d in lint_diags] + self.diagnostics
         diags.sort(key=Diagnostic.sort_key)
         return TranslationResult(self.original.path, "hip", text=text, diagnostics=diags, stats=st,
@@ -333,6 +334,35 @@ class _Translator(H.HandlerContext):
             reason = f"clang error outside any declaration (line {e.line}: {e.message}): the file is not written"
             self._diag("CP000", e.offset or 0, e.offset or 0, reason)
         return reason
+
+    def _wave64_sizing(self, lint_diags) -> str | None:
+        """Lane-indexed shared arrays of 32 slots become 64 (lanes 32..63 of a wave64); their CP104 findings,
+        and those of per-warp arrays indexed by `/ warpSize` (fewer warps on wave64), become info. A lane array
+        cuport cannot resize refuses the file (CP104)."""
+        from porter.translate import warp_sizing
+        plan = warp_sizing.hip_plan(self.model)
+        for d in lint_diags:
+            if d.code == "CP104" and d.row in plan.sized_rows:
+                d.severity = "info"
+                d.message = ("HIP output sized it for 64-lane wavefronts: " if plan.edits_at(d.row) else
+                             "kept for HIP (a 64-lane wavefront has fewer warps, the slots suffice): ") + d.message
+            elif d.code == "CP104" and (d.extra or {}).get("shape") == "lane-read" and d.extra.get("portable"):
+                d.severity = "info"      # one 64-lane wave reads a slot per lane: 1024 threads are 16 warps
+                d.message = "fine for HIP (a 64-lane wavefront has a lane for each of up to 16 warps): " + d.message
+            elif d.code == "CP105" and (d.extra or {}).get("arg") == "shmem" and \
+                    d.extra.get("role") == "a count of 32-thread warps":
+                d.severity = "info"      # bytes per 32-lane warp: a 64-lane wavefront has fewer warps
+                d.message = "fine for HIP (64-lane wavefronts are fewer warps than the bytes were sized for): " + \
+                    d.message
+        flagged = {d.row for d in lint_diags if d.code == "CP104"}
+        for start, end, text, name in plan.edits:
+            self.edit(start, end, text)
+            if self.source.position(start)[0] not in flagged:
+                self._diag("CP104", start, end, f"shared array `{name}` has one slot per lane: sized [{text}] "
+                                                f"for 64-lane wavefronts", "info")
+        for node, msg in plan.refused:
+            self._diag("CP104", node.start, node.end, msg + "; the file is not written")
+        return plan.refused[0][1] if plan.refused else None
 
     # -- directives: find them, map #include lines, remember where hipify-clang would insert its include
     def _directives(self):

@@ -9,8 +9,8 @@ rename, so an interrupted run leaves no half-written output.
 
 A file whose kernels (or what they use) hold a syntax error is not written at all (CP000).
 
-Exit status: 0 translated; 1 some file had parse errors (CP000), was refused, or used APIs HIP does not
-support; 2 usage or I/O error."""
+Exit status: 0 translated; 1 some file had parse errors (CP000), was refused, used APIs HIP does not
+support, or any diagnostic printed is an error (a portability finding the fixes left); 2 usage or I/O error."""
 from __future__ import annotations
 
 import argparse
@@ -286,6 +286,8 @@ def _run(args) -> int:
     done = {os.path.realpath(f) for f, _ in files if f != "-"}
     failed = bool(errors)
     sources = {}            # path -> SourceFile as read (encoding, digest)
+    from porter.lint.run import _tune_gc
+    _tune_gc()          # lint's collector settings, inherited by the forked worker (a large model: fewer scans)
     from porter.progress import Progress
     bar = Progress(len(queue), "translate", quiet=bool(_opt(args, "quiet", False)))
     while queue:
@@ -378,8 +380,9 @@ def _run(args) -> int:
             stream.write(text)
             stream.flush()
 
+    # an error left in what was printed (a CP104 the fixes could not remove...) is never exit 0
     incomplete = any(r.stats.parse_errors or r.stats.unconverted_refs or r.extra.get("refused")
-                     for _, _, r in results)
+                     or any(d.severity == "error" for d in r.diagnostics) for _, _, r in results)
     from porter.progress import outcome_summary
     refused = sum(1 for _, _, r in results if r.extra.get("refused"))
     manual = sum(1 for _, _, r in results if not r.extra.get("refused")

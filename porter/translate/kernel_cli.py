@@ -10,7 +10,7 @@ installed (--no-validate skips it); an output the validator rejects is not writt
 declaration it uses, holds a clang error is not translated (CP000).
 
 Exit status: 0 every kernel translated (and validated); 1 a kernel was not translated, a clang error blocks a
-kernel or the file, or validation failed; 2 usage or I/O error."""
+kernel or the file, validation failed, or any diagnostic printed is an error; 2 usage or I/O error."""
 from __future__ import annotations
 
 import json
@@ -152,6 +152,8 @@ def main(args) -> int:
     except ConfigError as exc:
         print(f"cuport translate: error: {exc}", file=sys.stderr)
         return 2
+    from porter.lint.run import _tune_gc
+    _tune_gc()          # lint's collector settings, inherited by the forked worker (a large model: fewer scans)
     from porter.progress import Progress
     bar = Progress(len(files), "translate", quiet=bool(_opt(args, "quiet", False)))
     outcomes = {"translated": 0, "partly translated": 0, "refused": 0, "without kernels": 0}
@@ -178,7 +180,8 @@ def main(args) -> int:
         if not _opt(args, "quiet", False):
             for d in res.diagnostics:
                 print(f"{d.filename}:{d.row}:{d.column}: {d.code} [{d.severity}] {d.message}", file=sys.stderr)
-        blocking = any(d.code == "CP000" and d.severity == "error" for d in res.diagnostics)
+        # any error printed (a CP000, a CP104 left in a translated kernel...) is never exit 0
+        blocking = any(d.severity == "error" for d in res.diagnostics)
         if res.failed_kernels or res.extra.get("refused") or blocking:
             status = max(status, 1)
         try:

@@ -9,6 +9,7 @@ import math
 import re
 
 from porter.translate import ctype as ct
+from porter.translate import warp_sizing
 from porter.translate.ctype import F32, F64, I32, U32, CType
 from porter.translate.emitter import PtrBinding, Root
 from porter.translate.manifest import DEFAULT_LOCAL_SIZE, cl_type_name, opencl_manifest
@@ -22,6 +23,19 @@ long2 long4 ulong2 ulong4 float2 float3 float4 double2 double3 double4 uchar ush
 auto break case char const continue default do double else enum extern float for goto if inline int long
 register restrict return short signed sizeof static struct switch typedef union unsigned void volatile while
 get_global_id get_local_id get_group_id get_local_size get_num_groups get_global_size barrier mem_fence
+""".split())
+
+# OpenCL C built-in functions: a kernel or function of that name is not callable (PoCL: "no kernel 'step'")
+BUILTINS = frozenset("""
+clamp degrees max min mix radians sign smoothstep step cross dot distance length normalize fast_distance
+fast_length fast_normalize abs abs_diff add_sat hadd rhadd clz mad_hi mad_sat mul_hi rotate sub_sat upsample
+popcount mad24 mul24 isequal isnotequal isgreater isgreaterequal isless islessequal islessgreater isfinite isinf
+isnan isnormal isordered isunordered signbit any all bitselect select read_mem_fence write_mem_fence
+async_work_group_copy async_work_group_strided_copy wait_group_events prefetch printf shuffle shuffle2 vec_step
+nan get_work_dim get_global_offset acos acosh acospi asin asinh asinpi atan atan2 atanh atanpi atan2pi cbrt
+ceil copysign cos cosh cospi erfc erf exp exp2 exp10 expm1 fabs fdim floor fma fmax fmin fmod fract frexp hypot
+ilogb ldexp lgamma lgamma_r log log2 log10 log1p logb mad maxmag minmag modf nextafter pow pown powr remainder
+remquo rint rootn round rsqrt sin sincos sinh sinpi sqrt tan tanh tanpi tgamma trunc
 """.split())
 
 _MATH = {"sqrt", "rsqrt", "cbrt", "exp", "exp2", "exp10", "expm1", "log", "log2", "log10", "log1p", "sin", "cos",
@@ -67,6 +81,18 @@ class OpenclTarget(Target):
         em.local_decls = []
         em.cl_warp_size = 1 if self.subgroups == "none" else None
         em.cl_name = re.sub(r"\W+", "_", em.label).strip("_")
+        if em.cl_name in BUILTINS or em.cl_name in RESERVED or "__" in em.cl_name or \
+                em.cl_name.startswith(("atomic_", "atom_", "convert_", "as_", "vload", "vstore", "get_")):
+            # a built-in's name: the program would have no kernel of that name; the manifest's entry_point
+            # and cuda_kernel keep both names
+            taken = {f.name for f in em.model.functions}
+            base = em.cl_name.replace("__", "_").strip("_") + "_kernel"
+            em.cl_name, i = base, 2
+            while em.cl_name in taken:
+                em.cl_name, i = f"{base}{i}", i + 1
+            em.note("CP907", None, f"kernel `{em.label}` is named `{em.cl_name}` in the OpenCL program (`{em.label}` "
+                                   f"is an OpenCL C built-in or reserved name); the manifest's entry_point says so",
+                    "info")
         em.warp_emulated = None
 
     def end_kernel(self, em):
@@ -107,8 +133,15 @@ class OpenclTarget(Target):
                 manifest_params.append({"name": info["cuda_name"], "kind": "scalar", "index": len(params) - 1,
                                         "type": mt, "size": ct.c_size(t, structs) or 4})
         for info in em.shared.values():
-            if info["extern"]:
+            need = warp_sizing.extern_slots(em, info["node"]) if info["extern"] else None
+            if need:
+                # per-warp slots: the host sized them for warps of 32 lanes, these warps may be one lane wide;
+                # the kernel keeps the host's argument (same arguments) and uses an array that always suffices
+                params.append(f"__local {self.type_name(info['elem'], em)}* {em.fresh(info['name'] + '_host')}")
+                em.local_decls.append(f"__local {self.type_name(info['elem'], em)} {info['name']}[{need}];")
+            elif info["extern"]:
                 params.append(f"__local {self.type_name(info['elem'], em)}* {info['name']}")
+            if info["extern"]:
                 shape = em.launch
                 local_args.append({"name": info["name"], "index": len(params) - 1,
                                    "elem_size": ct.c_size(info["elem"], structs) or 0,
@@ -426,6 +459,8 @@ class OpenclTarget(Target):
 
     def function_name(self, em, fn, key, subst, binds) -> str:
         base = self.ident(fn.name)
+        if base in BUILTINS:
+            base += "_fn"        # a device function may not take a built-in's name
         spaces = "".join(v.space[0] if kind == "ptr" else off.space[0] for kind, _p, v, off, *_r in binds
                          if kind == "ptr" or (kind == "ref" and off is not None))
         if spaces.strip("g"):

@@ -13,6 +13,7 @@ The emitter calls plan() once per kernel, resized() for each shared array, count
 after each statement."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 
 from porter.lint.helpers import array_subscripts, for_parts, function_by_call, int_value, warp_index_kind
@@ -44,6 +45,8 @@ class Plan:
     folds: dict = field(default_factory=dict)     # id(statement) -> Fold
     report: list = field(default_factory=list)    # manifest entries
     handled: list = field(default_factory=list)   # declarations of the per-warp arrays sized here
+    taken: list = field(default_factory=list)     # counts replaced and lane reads folded (their CP104 rows)
+    extern_slots: dict = field(default_factory=dict)  # id(decl) -> elements a dynamic per-warp array needs
 
 
 def _strip(n):
@@ -185,6 +188,22 @@ def _min_warp(em) -> int | None:
     return MIN_WARP.get(name)
 
 
+def _shared_within(model, starts) -> list:
+    """The shared arrays declared at file scope or inside one of the [a, b) ranges, in model.shared order: one
+    index per model (by declaration offset) rather than a scan of the file's arrays per kernel."""
+    import bisect
+    idx = model.__dict__.get("_shared_by_start")
+    if idx is None or idx[0] != len(model.shared):
+        order = sorted(range(len(model.shared)), key=lambda i: model.shared[i].node.start)
+        idx = model._shared_by_start = (len(model.shared), order, [model.shared[i].node.start for i in order],
+                                        [i for i, s in enumerate(model.shared) if s.function is None])
+    _, order, keys, file_scope = idx
+    picked = set(file_scope)
+    for a, b in starts:
+        picked.update(order[bisect.bisect_left(keys, a):bisect.bisect_left(keys, b)])
+    return [model.shared[i] for i in sorted(picked)]
+
+
 def plan(em) -> Plan | None:
     """What to resize, replace and fold in this kernel; refuses (CP104) what it cannot size."""
     mw = _min_warp(em)
@@ -194,10 +213,9 @@ def plan(em) -> Plan | None:
     fns = em._reachable(em.fn)
     starts = [(f.node.start, f.node.end) for f in fns.values()]
     pl = Plan(mw, _block_threads(em))
-    for s in model.shared:
+    for s in _shared_within(model, starts):
         if s.extern:
-            continue
-        if s.function is not None and not any(a <= s.node.start < b for a, b in starts):
+            _extern_per_warp(em, pl, s, starts)
             continue
         dims = [d for d in em.decl_type(s.node).dims] if em.decl_type(s.node).kind == "array" else []
         if not dims or any(not isinstance(d, int) for d in dims):
@@ -212,11 +230,39 @@ def plan(em) -> Plan | None:
             elif size == 32 and mw > 1 and any(_is_lane(an, p[1]) for p in parts):
                 # one slot per lane (`s[lane]`): a subgroup may have up to MAX_WARP lanes
                 pl.arrays.setdefault(id(s.node), {})[d] = MAX_WARP
+                pl.handled.append(s.node)
                 pl.report.append({"array": s.name, "dimension": d, "cuda_size": size, "size": MAX_WARP,
                                   "indexed_by": "lane id", "max_subgroup_size": MAX_WARP})
-    if pl.arrays and em.t.name == "glsl":
+    if (pl.arrays or pl.extern_slots) and em.t.name == "glsl":
         em.min_subgroup = max(em.min_subgroup or 0, mw)
     return pl
+
+
+def _extern_per_warp(em, pl, s, starts):
+    """`extern __shared__ T part[]` indexed by a warp id: the launch sized it for warps of 32 lanes (host code
+    such as `threads / 32 * sizeof(T)`); the target gets at least one slot per narrowest subgroup (GLSL sizes
+    the shared array, OpenCL declares a __local array of its own), and the loops over it are checked as for a
+    static per-warp array."""
+    an = em.an
+    subs = [(acc, idx) for acc, idx in array_subscripts(em.model, s.node)
+            if any(a <= acc.start < b for a, b in starts) and idx]
+    parts = [(acc, idx[0], _decompose(an, idx[0])) for acc, idx in subs]
+    warp = [p for p in parts if (lambda k: k is not None and k[0] == "warp")(warp_index_kind(an, p[2][0]))]
+    if not warp:
+        return
+    stride = warp[0][2][1]
+    _per_warp(em, pl, s, 0, stride * -(-pl.block // 32), parts, stride)
+    pl.arrays.pop(id(s.node), None)
+    pl.report = [r for r in pl.report if r.get("array") != s.name]
+    need = pl.extern_slots[id(s.node)] = stride * -(-pl.block // pl.min_warp)
+    pl.report.append({"array": s.name, "dimension": 0, "cuda_size": "launch", "min_size": need,
+                      "indexed_by": "warp id", "min_subgroup_size": pl.min_warp, "max_block_threads": pl.block})
+
+
+def extern_slots(em, decl):
+    """Elements a dynamic per-warp shared array needs on this target (None: not per-warp)."""
+    pl = getattr(em, "warp_plan", None)
+    return pl.extern_slots.get(id(decl)) if pl is not None else None
 
 
 def _refuse(em, node, s, why, fold=False):
@@ -272,6 +318,7 @@ def _per_warp(em, pl, s, d, size, parts, stride):
     if fold_reads and warps > pl.min_warp:
         for acc, slot in fold_reads:
             _plan_fold(em, pl, s, acc, slot, stride)
+    pl.taken.extend(acc for acc, _slot in fold_reads)     # folded, or no more warps than lanes
 
 
 def _count(em, pl, s, c, slots, where):
@@ -281,6 +328,7 @@ def _count(em, pl, s, c, slots, where):
         _refuse(em, c, s, f"`{_short(where, 60, True)}` bounds its slots by `{c.text}`, which cuport does not "
                           f"recognise as a count of 32-lane warps")
     pl.counts[id(c)] = c
+    pl.taken.append(c)
 
 
 def _plan_fold(em, pl, s, acc, lane, stride):
@@ -391,7 +439,7 @@ def handled_rows(emitters) -> set:
     rows = set()
     for em in emitters:
         pl = getattr(em, "warp_plan", None)
-        for decl in (pl.handled if pl is not None else ()):
+        for decl in (pl.handled + pl.taken if pl is not None else ()):
             rows.add(em.model.source.position(decl.start)[0])
     return rows
 
@@ -441,3 +489,72 @@ def fold_lines(em, stmt) -> list[str]:
     return [f"// more warps than subgroup lanes: lane l first folds in slots l + k * subgroup size (cuport)",
             f"for (int {w} = {lane.paren(5)} + {ws.paren(5)}; {w} < {nw}; {w} += {ws.paren(15)}) {{",
             f"    {step}", "}"]
+
+
+# ---------------------------------------------------------------------- HIP (wave64)
+
+HIP_WAVE = 64                        # widest AMD wavefront
+
+
+@dataclass
+class HipSizing:
+    edits: list = field(default_factory=list)      # (start, end, text, array name): `[32]` -> `[64]`
+    refused: list = field(default_factory=list)    # (node, message): a lane-indexed array cuport cannot resize
+    sized_rows: set = field(default_factory=set)   # declaration rows whose CP104 finding HIP takes care of
+    edit_rows: set = field(default_factory=set)    # declaration rows resized
+
+    def edits_at(self, row) -> bool:
+        return row in self.edit_rows
+
+
+def hip_plan(model) -> HipSizing:
+    """What HIP must resize on wave64 (edit-based translation of the fixed CUDA text):
+    - a shared dimension of 32 indexed by a lane id (`s[lane]`, `s[threadIdx.x % warpSize]`): lanes 32..63 of a
+      wave64 index past it, so it becomes 64 (bigger is safe); one written by a macro is refused (CP104);
+    - a per-warp dimension (`[N / 32]`, `[8]`) indexed only by warp ids computed with warpSize is left as is:
+      wave64 has fewer warps, and the loops over its slots are CP104 findings of their own (at the bound)."""
+    from porter.frontend.affine import analysis
+    from porter.lint.helpers import array_dim_exprs, spelled
+    out = HipSizing()
+    an = None
+    for s in model.shared:
+        if s.extern or (s.function is not None and not s.function.is_device_code):
+            continue
+        dims = array_dim_exprs(s.node)
+        typed = [int(v) for v in re.findall(r"\[(\d+)\]", s.node.type or "")]
+        if not dims and not typed:
+            continue
+        if len(dims) != len(typed):
+            dims = [None] * len(typed)       # a declaration a macro writes: its dimensions have no text here
+        an = an or analysis(model)
+        subs = array_subscripts(model, s.node)
+        row = model.source.position(s.node.start)[0]
+        sized, bad = False, False
+        for d, e in enumerate(dims):
+            kinds = [warp_index_kind(an, idx[d]) for _acc, idx in subs if len(idx) > d]
+            size = int_value(e) if e is not None else typed[d]
+            if size == 32 and any(k is not None and k[0] == "lane" for k in kinds):
+                if e is not None and spelled(e) and e.text.strip():
+                    out.edits.append((e.start, e.end, str(HIP_WAVE), s.name))
+                    out.edit_rows.add(row)
+                    # a lane id still computed with 32 (`% 32` left unfixed) stays a finding
+                    sized = True
+                    bad = bad or any(k is not None and int_value(k[1]) is not None for k in kinds)
+                else:
+                    bad = True
+                    macro = next((m for ms, _me, m in model.macro_uses if s.node.start <= ms < s.node.end), "?")
+                    out.refused.append((s.node, f"shared array `{s.name}` has one slot per lane (its 32 written by "
+                                                f"macro `{macro}`): lanes 32..63 of a 64-lane wavefront index "
+                                                f"past its end and cuport cannot resize a dimension a macro "
+                                                f"writes; size it for {HIP_WAVE} lanes"))
+                continue
+            warp = [k for k in kinds if k is not None and k[0] == "warp"]
+            if warp:
+                # `t / warpSize`: fewer warps on wave64, the slots suffice; `t / 32` is still a finding
+                if all(int_value(k[1]) is None for k in warp):
+                    sized = True
+                else:
+                    bad = True
+        if sized and not bad:
+            out.sized_rows.add(row)
+    return out

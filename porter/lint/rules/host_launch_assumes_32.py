@@ -222,4 +222,4 @@ def check(ctx):
                                        f"from a 32-lane warp ({role}) and {because}: on a 64-lane wavefront or "
                                        f"another subgroup size the launch no longer matches the kernel's warps; "
                                        f"query `warpSize` from `cudaGetDeviceProperties` / `hipDeviceProp_t` and "
-                                       f"derive the launch from it")
+                                       f"derive the launch from it", arg=arg_kind, role=role)

@@ -15,7 +15,10 @@ Flags two shapes of code that hard-wire "one warp = 32 threads" into shared memo
 - one warp reading one slot per lane (`if (warp == 0) v = part[lane]`): it covers at most as many warps as a
   warp has lanes (with 256 threads, not on subgroups of 4 or 8); reported at the read.
 
-Arrays indexed by `/ warpSize` or `% warpSize`, tiles indexed by `threadIdx.x` / `threadIdx.y` (a real 32, such
+A 32-slot array indexed by a lane id computed with `% warpSize` is flagged too: lanes 32..63 of a wave64 index
+past its end (`cuport translate --to hip` sizes it `[64]`).
+
+Arrays indexed by `/ warpSize`, tiles indexed by `threadIdx.x` / `threadIdx.y` (a real 32, such
 as `tile[32][33]` and `for (i = 0; i < 32; ++i) tile[i][tx]`), bitmaps (`bits[i / 32] |= 1u << (i % 32)`),
 loops that fill slots, loops bounded by `blockDim.x / warpSize` and `if (tid < 32)` around ordinary code are not
 flagged.
@@ -159,8 +162,8 @@ def _check_arrays(ctx, bit_bases):
                     k = warp_index_kind(an, _slot(an, idx[d])[0])   # `bins[warp * BINS + b]`
                 if k is None:
                     continue
-                if (is32 or fixed) and int_value(k[1]) is None:
-                    continue  # lane / warp id computed with warpSize: portable indexing
+                if (is32 or fixed) and int_value(k[1]) is None and not (is32 and k[0] == "lane"):
+                    continue  # warp id computed with warpSize: portable indexing (fewer warps on wave64)
                 if fixed and k[0] != "warp":
                     continue
                 dividend = _dividend(an, idx[d])
@@ -173,7 +176,11 @@ def _check_arrays(ctx, bit_bases):
             acc, ix, kind = hit
             row = model.source.position(acc.start)[0]
             decl = f"`{s.name}[{e.text}]`" if len(dims) == 1 else f"`{s.name}` (dimension `[{e.text}]`)"
-            if count or fixed:
+            if is32 and kind == "lane" and int_value(warp_index_kind(an, ix)[1]) is None:
+                msg = (f"shared array {decl} has one slot per lane and is indexed by {_index_desc(an, ix, kind)} "
+                       f"on line {row}: lanes 32..63 of a 64-lane wavefront index past its end (Vulkan subgroups "
+                       f"reach 128 lanes); size it for the widest warp (`[64]` for HIP, 128 for any subgroup)")
+            elif count or fixed:
                 msg = (f"per-warp shared array {decl} has one slot per 32-lane warp and is indexed by "
                        f"{_index_desc(an, ix, kind)} on line {row}: on a 64-lane wavefront only half the slots are "
                        f"written and readers of all slots see uninitialised values; size it for the smallest "
@@ -380,11 +387,12 @@ def _check_counts(ctx):
                     _report_count(ctx, s, c, what)
                 if kind is not None and kind[0] == "lane" and what != "loop" and not lane_read:
                     lane_read = True
-                    ctx.report(CODE, acc, f"one warp reads `{_short(acc)}`, one slot of per-warp array `{s.name}` "
-                                          f"per lane: it covers at most as many warps as a warp has lanes, so a "
-                                          f"block with more warps than that (256 threads on subgroups of 4 or 8, "
-                                          f"1024 on 16) loses the other warps' values; fold the slots with a "
-                                          f"strided loop `for (w = lane; w < nwarps; w += warpSize)` first")
+                    msg = (f"one warp reads `{_short(acc)}`, one slot of per-warp array `{s.name}` per lane: it "
+                           f"covers at most as many warps as a warp has lanes, so a block with more warps than that "
+                           f"(256 threads on subgroups of 4 or 8, 1024 on 16) loses the other warps' values; fold "
+                           f"the slots with a strided loop `for (w = lane; w < nwarps; w += warpSize)` first")
+                    # shape: HIP's 64-lane wavefronts always have as many lanes as warps (translate/hip.py)
+                    ctx.report(CODE, acc, msg, shape="lane-read", portable=int_value(kind[1]) is None)
 
 
 def _written(acc) -> bool:

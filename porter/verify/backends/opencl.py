@@ -78,10 +78,11 @@ def run(case, source_text, manifest, sizes, arrays, *, variant=None, repeat=1) -
     ctx, queue, device = _context()
     grid, block = case.launch(sizes)
     prg = _program(source_text, case.define_flags())
+    entry = (manifest or {}).get("entry_point") or case.kernel    # renamed when it is a built-in's name
     try:
-        kernel = getattr(prg, case.kernel)
+        kernel = getattr(prg, entry)
     except AttributeError:
-        raise CompileError(f"no kernel '{case.kernel}' in the OpenCL program") from None
+        raise CompileError(f"no kernel '{entry}' in the OpenCL program") from None
     if block[0] * block[1] * block[2] > device.max_work_group_size:
         raise CompileError(f"block {block} exceeds the device's max work-group size {device.max_work_group_size}")
 
