@@ -64,7 +64,8 @@ def base_name(label: str) -> str:
     return label.split("<")[0].strip()
 
 
-def reason_key(code: str, why: str, words: int = 5) -> str:
+def reason_key(code: str, why: str, words: int = 6) -> str:
+    why = re.sub(r": not expressible in .*$", "", why)
     why = re.sub(r"`[^`]*`", "X", why)            # names differ from kernel to kernel, the reason does not
     why = re.sub(r"\([^)]*\)", "", why)
     return f"{code} " + " ".join(why.split()[:words]).rstrip(":,;")
@@ -108,7 +109,7 @@ def run_one(prog_dir: str, target: str, timeout: float) -> dict:
                 else (exc.stderr or "")
         written = outputs(out, target, found)
     seconds = time.perf_counter() - t0
-    refused, rejected = {}, set()
+    refused, rejected, messages = {}, set(), {}
     file_errors = []
     for line in err.splitlines():
         m = DIAG_RE.match(line)
@@ -121,6 +122,7 @@ def run_one(prog_dir: str, target: str, timeout: float) -> dict:
                 rejected.add(k)
             if k not in written:
                 refused.setdefault(k, reason_key(m["code"], nt["why"]))
+                messages.setdefault(k, f'{m["code"]} {nt["why"]}')
         elif m["code"] == "CP000" and m["sev"] == "error":
             file_errors.append((m["file"], m["msg"]))
     translated = written | rejected
@@ -137,7 +139,7 @@ def run_one(prog_dir: str, target: str, timeout: float) -> dict:
         else:
             rows[k] = "silent"
     return {"found": len(found), "translated": len(translated & set(found)), "valid": len(written & set(found)),
-            "kernels": rows, "files": found, "exit": rc, "seconds": round(seconds, 2)}
+            "kernels": rows, "messages": messages, "files": found, "exit": rc, "seconds": round(seconds, 2)}
 
 
 def summarize(results: dict, target: str) -> dict:
