@@ -9,6 +9,7 @@ from types import SimpleNamespace
 
 from porter.diagnostics import Diagnostic
 from porter.frontend.parse import ParseOptions
+from porter.lint.helpers import launches_of
 from porter.lint.registry import RULES
 from porter.source import SourceFile, read_source
 from porter.translate import ctype as ct
@@ -114,7 +115,7 @@ def translate_path(path: str, target_name: str, target, text: str | None = None,
                                                                     unit.struct_names))
                          for k, v in inst.args.items()}
                 label = fn.name if len(insts) == 1 else f"{fn.name}<{inst.label}>"
-                shape = next((s for s, ls in zip(shapes, [x for x in model.launches if x.kernel == fn.name])
+                shape = next((s for s, ls in zip(shapes, launches_of(model, fn.name))
                               if inst.node is not None and ls.node is inst.node), shapes[0] if shapes else None)
                 jobs.append((label, subst, shape, inst))
         else:
@@ -177,10 +178,12 @@ def translate_path(path: str, target_name: str, target, text: str | None = None,
             if d.fix is None and d.code.startswith(REPORTED_FAMILIES) and (d.code, d.row) not in seen:
                 d.message += " (reported on the source before the portability fixes)"
                 remaining.append(d)
+    in_device = _covers((f.node.start, f.node.end) for f in model.functions if f.is_device_code)
+    in_lowered = _covers(lowered)
     for d in remaining:
-        if d.code != "CP000" and not _in_device_code(model, d.start):
+        if d.code != "CP000" and not in_device(d.start):
             continue
-        if any(a <= d.start < b for a, b in lowered) and d.code.startswith(("CP10", "CP30")):
+        if in_lowered(d.start) and d.code.startswith(("CP10", "CP30")):
             d.severity = "info"
             d.message += " (translated with work-group barriers: exact for any subgroup size)"
         if d.code == "CP104" and d.row in sized_rows:
@@ -282,8 +285,16 @@ def _lint_original(source, popts):
     return _lint(build_model(source, popts), portability_codes(), None)
 
 
-def _in_device_code(model, offset) -> bool:
-    for f in model.functions:
-        if f.is_device_code and f.node.start <= offset < f.node.end:
-            return True
-    return False
+def _covers(spans):
+    """offset -> whether one of the [a, b) spans contains it, in O(log n) per query (starts in order and the
+    furthest end reached so far): one lookup per finding instead of a scan of every function per finding."""
+    import bisect
+    from itertools import accumulate
+    spans = sorted(spans)
+    starts = [a for a, _b in spans]
+    reach = list(accumulate((b for _a, b in spans), max))
+
+    def inside(offset) -> bool:
+        k = bisect.bisect_right(starts, offset)
+        return k > 0 and reach[k - 1] > offset
+    return inside
