@@ -255,3 +255,19 @@ def test_literal_inside_a_macro_expression_is_not_named_after_it():
     assert "const int N = 32;" in sh and "const int P = 16;" in sh
     assert "(gl_LocalInvocationID.x / 32u) + 4u" in sh and "gl_LocalInvocationID.x * 3u + 5u" in sh
     assert "N * 2 + P" in sh
+
+
+def _verify_backends():
+    from porter.verify.backends import opencl, vulkan
+    return vulkan.available()[0] and opencl.available()[0]
+
+
+@pytest.mark.skipif(not _verify_backends(), reason="needs lavapipe and PoCL")
+def test_dynamic_per_warp_memory_verifies_at_subgroups_4_8_16_and_opencl():
+    p = cli("verify", "--targets", "vulkan,opencl", "--subgroup-sizes", "4,8,16", "--output-format", "json",
+            os.path.join(FIX, "host_warps_verify"))
+    assert p.returncode == 0, p.stdout + p.stderr
+    res = json.loads(p.stdout)
+    rows_ = res["results"] if isinstance(res, dict) else res
+    got = sorted((r["target"], str(r.get("subgroup_size") or r.get("subgroup") or "-"), r["status"]) for r in rows_)
+    assert [s for _t, _g, s in got] == ["pass"] * 4, got

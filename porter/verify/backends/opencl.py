@@ -95,6 +95,13 @@ def run(case, source_text, manifest, sizes, arrays, *, variant=None, repeat=1) -
             args.append(buffers[name])
         else:
             args.append(value)
+    # dynamic shared memory: a __local argument at the index the manifest gives, of the launch's bytes
+    for la in sorted((manifest or {}).get("local_args") or [], key=lambda a: a["index"]):
+        try:
+            nbytes = case.shared_bytes(sizes)
+        except Exception:           # no shared_mem in the spec: the launch's own constant
+            nbytes = la.get("bytes") or 0
+        args.insert(la["index"], cl.LocalMemory(max(int(nbytes), la.get("elem_size") or 1, 1)))
     kernel.set_args(*args)
     global_size = tuple(g * b for g, b in zip(grid, block))
 
