@@ -85,7 +85,7 @@ def translate_path(path: str, target_name: str, target, text: str | None = None,
     for fn in kernels:
         if id(fn.node) in seen:
             continue
-        if fn.body is None:
+        if fn.body is None and not any(d is fn.node for d, _l in getattr(model, "too_deep", ()) or ()):
             continue                # a prototype: its definition is translated where it is (units.left_out)
         seen.add(id(fn.node))
         if broken.get(id(fn.node)):
