@@ -103,13 +103,15 @@ def results():
 
 @needs_oclgrind
 def test_out_of_bounds_read_fails_although_the_numbers_are_right(results):
-    assert results[("shift_read", "opencl", "-")].status == "pass"      # PoCL alone does not see it
+    # what the stray read returns depends on the memory behind the tile (PoCL has passed with it; under the
+    # simulator it has been 0 and NaN): the verdict must not depend on it
+    assert results[("shift_read", "opencl", "-")].status in ("pass", "FAIL")
     for check in ("bounds+races", "uninit"):
         r = results[("shift_read", "oclgrind", check)]
         assert r.status == "FAIL", r.message
         assert "Invalid read of size 4 at local memory" in r.message
         assert "sanitize.cu:10:19" in r.message                          # the CUDA line of `tile[t + 1]`
-        assert r.message.endswith("numbers right")
+        assert "; numbers right" in r.message or "; numbers wrong: " in r.message
 
 
 @needs_oclgrind
@@ -142,6 +144,7 @@ def test_cli_sanitize_adds_the_target_and_the_seed_sgemm_fails_with_right_number
     assert bad["status"] == "xfail"
     assert "Invalid write of size 4 at local memory" in bad["message"]
     assert "Index (8) exceeds static array size (8)" in bad["message"]
+    assert "; numbers right" in bad["message"] or "; numbers wrong: " in bad["message"]
     assert rows[("sgemm_fixed", "oclgrind", "bounds+races")]["status"] == "pass"
     # the simulator's uninitialised-value plugin cannot interpret LLVM `freeze`: a skip that says so, not a pass
     un = rows[("sgemm_fixed", "oclgrind", "uninit")]
