@@ -123,7 +123,10 @@ def test_translation_status_per_target(browser, project):
     # summary counts agree with the cells
     glsl = one(browser, "table.translation-summary tr[data-target='glsl']")
     assert [glsl.find_element("css selector", f"td.n-{s}").text for s in ("translated", "manual", "refused")] == \
-        ["3", "1", "1"]            # AddKernel, saxpy, ok; warp_reduce (CP104 error); k
+        ["4", "0", "1"]            # AddKernel, saxpy, ok, warp_reduce (per-warp slots sized for subgroups); k
+    wr = one(browser, "section.file[data-path$='warp_reduce.cu']")
+    row = wr.find_element("css selector", "tr.kernel[data-kernel='warp_reduce']")
+    assert row.find_element("css selector", "td[data-target='glsl'] .badge").text == "translated"
 
 
 def test_occupancy_chart_and_self_contained(browser, project):
