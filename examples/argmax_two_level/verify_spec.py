@@ -29,5 +29,6 @@ KERNELS = [
          grid="ceil(n / 256)", block="256",
          reference=block_argmax,
          sizes=[{"n": 1000}, {"n": 4096}, {"n": 100003}],
+         bytes="4 * n", bench_sizes={"n": 3 << 28},
          expect={"vulkan": "fail", "opencl": "fail"}),
 ]

@@ -21,7 +21,7 @@ COMMON = dict(
     block="256",
     sizes=[{"n": 1000}, {"n": 65536}, {"n": 100003}],
     bytes="8 * n",
-    bench_sizes={"n": 1 << 24},
+    bench_sizes={"n": 3 << 27},
 )
 
 KERNELS = [

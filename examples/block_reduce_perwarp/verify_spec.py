@@ -24,5 +24,5 @@ KERNELS = [
          reference=block_sums,
          sizes=[{"n": 1000}, {"n": 4096}, {"n": 100003}],
          tol=Tol(1e-5, 1e-4),
-         bytes="4 * n", flops="n", bench_sizes={"n": 1 << 24}),
+         bytes="4 * n", flops="n", bench_sizes={"n": 3 << 28}),
 ]

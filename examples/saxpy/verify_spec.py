@@ -13,7 +13,7 @@ KERNELS = [
         sizes=[{"n": 256}, {"n": 65536}],
         bytes="12 * n",
         flops="n",
-        bench_sizes={"n": 1 << 24},
+        bench_sizes={"n": 1 << 28},
     ),
     Case(
         source="saxpy.cu",
@@ -25,6 +25,6 @@ KERNELS = [
         sizes=[{"n": 1000}, {"n": 65536}, {"n": 1000003}],
         bytes="12 * n",
         flops="2 * n",
-        bench_sizes={"n": 1 << 24},
+        bench_sizes={"n": 1 << 28},
     ),
 ]

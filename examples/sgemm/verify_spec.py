@@ -18,6 +18,7 @@ COMMON = dict(
     flops="2 * M * N * K",
     bytes="4 * (M * K + K * N + M * N)",
     bench_sizes={"M": 4096, "N": 4096, "K": 4096},
+    bench_baseline="C = A @ B",             # --bench times cuBLAS (CuPy matmul) beside the CUDA original
 )
 
 KERNELS = [

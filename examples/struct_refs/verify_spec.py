@@ -23,5 +23,6 @@ KERNELS = [
     Case(source="particles.cu", kernel="particle_step",
          signature="state: f32[6 * n] inout, energy: f32[n] out, n: i32, dt: f32 = 0.05",
          init={"state": uniform(-0.5, 10.5)}, grid="ceil(n / 128)", block="128", reference=step,
-         sizes=[{"n": 1000}, {"n": 10000}], tol=Tol(1e-5, 1e-4), bytes="52 * n", flops="40 * n"),
+         sizes=[{"n": 1000}, {"n": 10000}], tol=Tol(1e-5, 1e-4), bytes="52 * n", flops="40 * n",
+         bench_sizes={"n": 1 << 26}),
 ]

@@ -9,7 +9,7 @@ COMMON = dict(
     reference=lambda idata: {"odata": idata.T},
     sizes=[{"width": 64, "height": 64}, {"width": 100, "height": 37}, {"width": 1024, "height": 768}],
     bytes="8 * width * height",
-    bench_sizes={"width": 8192, "height": 8192},
+    bench_sizes={"width": 32768, "height": 16384},
 )
 
 KERNELS = [

@@ -26,7 +26,7 @@ COMMON = dict(
     tol=Tol(1e-5, 1e-4),
     bytes="4 * n",
     flops="n",
-    bench_sizes={"n": 1 << 24},
+    bench_sizes={"n": 3 << 28},
 )
 
 
@@ -40,6 +40,8 @@ SUM = dict(
     grid="ceil(n / 128)", block="128",
     reference=lambda **a: {"out": np.array([a["in"].astype(np.int64).sum()], dtype=np.int32)},
     sizes=[{"n": 1000}, {"n": 4096}, {"n": 77}],
+    bytes="4 * n",
+    bench_sizes={"n": 5 << 27},             # the int sum (values 0..6) stays below 2^31
 )
 
 KERNELS = [

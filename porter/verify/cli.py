@@ -17,6 +17,16 @@ def _int_list(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
 def _size_set(text: str) -> dict[str, int]:
     out = {}
     for item in text.split(","):
@@ -54,8 +64,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "so that warp-size hazards show)")
     parser.add_argument("--output-format", choices=["table", "json"], default="table")
     parser.add_argument("--bench", action="store_true",
-                        help="time repeated launches at the bench size; report median and GB/s or GFLOP/s")
-    parser.add_argument("--repeat", type=int, default=20, help="launches per case with --bench (default 20)")
+                        help="time the kernels at the bench size: one fresh process per case and target, warm-up "
+                             "until times settle, then launches interleaved across targets; median, IQR, GB/s or "
+                             "GFLOP/s and the speed ratio to the CUDA original with a 95%% interval")
+    parser.add_argument("--repeat", type=_positive, default=30,
+                        help="timed rounds (one launch per target each) with --bench (default 30)")
+    parser.add_argument("--bench-order", choices=["forward", "reverse", "alternate"], default="forward",
+                        help="target order in each bench round: as --targets (ABCABC), reversed (CBACBA) or "
+                             "alternating (ABCCBA)")
+    parser.add_argument("--bench-json", metavar="FILE", help="with --bench: write every time and statistic as JSON")
+    parser.add_argument("--bench-plot", metavar="FILE.svg",
+                        help="with --bench: write an SVG plot of the ratios to CUDA with their intervals")
+    parser.add_argument("--no-baseline", action="store_true",
+                        help="with --bench: do not time the spec's library baseline (cuBLAS) beside CUDA")
     parser.add_argument("--timeout", type=float, default=60.0, metavar="S",
                         help="seconds one case may take, compile included (default 60)")
     parser.add_argument("-j", "--jobs", type=int, default=max(1, min(4, (os.cpu_count() or 2) // 2)),
@@ -106,6 +127,8 @@ def main(args: argparse.Namespace) -> int:
     targets = [t.strip() for t in args.targets.split(",") if t.strip()]
     if getattr(args, "sanitize", False) and "oclgrind" not in targets:
         targets.append("oclgrind")
+    if args.bench:
+        return _bench(args, cases, targets, failed, refused)
     try:
         runner = Runner(targets, args.subgroup_sizes, args.sizes, args.timeout, args.bench, args.repeat, args.jobs)
     except ValueError as e:
@@ -132,6 +155,36 @@ def main(args: argparse.Namespace) -> int:
             print("\n".join(lines))
     code = exit_code(results)
     return 2 if failed else max(code, 1 if refused else 0)
+
+
+def _bench(args, cases, targets, failed: bool, refused: bool) -> int:
+    """--bench: porter/verify/bench.py times the cases one after the other (never two on the GPU at once)."""
+    from porter.verify import bench
+    opts = bench.Options(rounds=args.repeat, order=args.bench_order, timeout=args.timeout,
+                         baseline=not args.no_baseline)
+    try:
+        doc = bench.run(cases, targets, opts, args.subgroup_sizes, args.sizes)
+    except ValueError as e:
+        print(f"cuport verify: {e}", file=sys.stderr)
+        return 2
+    doc["bench"]["command"] = ["cuport", "verify", *sys.argv[2:]] if sys.argv[1:2] == ["verify"] else None
+    try:
+        if args.bench_json:
+            with open(args.bench_json, "w") as f:
+                json.dump(doc, f, indent=1)
+                f.write("\n")
+        if args.bench_plot:
+            with open(args.bench_plot, "w") as f:
+                f.write(bench.svg_plot([(args.bench_order, doc)]))
+    except OSError as e:
+        print(f"cuport verify: error: {e}", file=sys.stderr)
+        return 2
+    if args.output_format == "json":
+        json.dump(doc, sys.stdout, indent=1)
+        print()
+    else:
+        print(bench.format_table(doc))
+    return 2 if failed else max(bench.exit_code(doc), 1 if refused else 0)
 
 
 def _summary(results) -> dict[str, int]:

@@ -164,6 +164,8 @@ class Case:
     bytes: str | None = None                      # bytes moved, expression of the sizes (for GB/s)
     flops: str | None = None                      # flops, expression of the sizes (for GFLOP/s)
     bench_sizes: dict[str, int] | None = None     # problem size used by --bench (default: last size)
+    bench_baseline: str | None = None             # library call --bench times beside the kernel on CUDA GPUs:
+    #                                               "C = A @ B" (cuBLAS through CuPy's matmul)
     shared_mem: str | int = 0                     # dynamic shared memory bytes, expression
     seed: int = 1234
     translations: dict[str, str] = field(default_factory=dict)  # target -> hand-written file

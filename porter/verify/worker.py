@@ -173,13 +173,116 @@ def run_job(job: dict) -> None:
     if variant.subgroup and info.get("subgroup_size") not in (None, variant.subgroup):
         return all_sizes("skipped", f"device subgroup size is {info['subgroup_size']}, {variant.subgroup} requested")
     for sizes in sizes_list:
+        test_crash_hook(case.id, "run")
         result = run_case(case, backend, target, variant, text, manifest, sizes, int(job.get("repeat", 1)),
                           job.get("dump"))
         result["device"] = info.get("device", "")
         result["subgroup_size"] = info.get("subgroup_size")
+        if result["status"] not in ("pass", "skipped") and isolates(backend, info):
+            result["fatal"] = True      # the next size gets a fresh process and device context
         _emit(result)
         if result.get("fatal"):
             return
+
+
+def isolates(backend, info: dict) -> bool:
+    """Whether a failed case must not share its process with the next one (GPU backends: a kernel that
+    wrote out of bounds or faulted may leave the context or device unusable)."""
+    flag = getattr(backend, "ISOLATE_AFTER_FAILURE", False)
+    return bool(flag(info) if callable(flag) else flag)
+
+
+CRASH_HOOK = "CUPORT_VERIFY_TEST_CRASH"
+
+
+def test_crash_hook(case_id: str, phase: str, count: int = 0) -> None:
+    """Tests only: CUPORT_VERIFY_TEST_CRASH=ID:PHASE[:N] kills this worker with SIGSEGV when case ID reaches
+    PHASE ("run", "setup", "launch" after N bench launches), to show that a crash costs that case alone."""
+    want = os.environ.get(CRASH_HOOK)
+    if not want:
+        return
+    cid, _, rest = want.partition(":")
+    wphase, _, n = rest.partition(":")
+    if cid == case_id and wphase == phase and count >= int(n or 0):
+        import signal
+        sys.stdout.flush()
+        os.kill(os.getpid(), signal.SIGSEGV)
+
+
+def verdict(case, args, sizes, outputs: dict) -> tuple[str, str]:
+    """pass / FAIL of one launch's outputs against the case's reference (bench workers check before timing)."""
+    from porter.verify.compare import compare
+    if case.reference is None:
+        return "pass", "ran (no reference: not compared)"
+    try:
+        expected = case.expected(args, sizes)
+    except Exception as e:
+        return "FAIL", f"reference failed: {e.__class__.__name__}: {e}"
+    comparisons = [compare(p.name, outputs[p.name], expected[p.name], case.tolerance(p, sizes).rtol,
+                           case.tolerance(p, sizes).atol) for p in case.sig.outputs if p.name in outputs]
+    bad = [c for c in comparisons if not c.ok]
+    if bad:
+        return "FAIL", bad[0].message
+    return "pass", "; ".join(c.message for c in comparisons)
+
+
+def bench_serve(stdin=None) -> None:
+    """`--bench` worker: set one case up on one target (compile, upload, one launch, check the numbers), report,
+    then answer launch requests ({"n": k} -> {"times": [ms, ...]}) until stdin closes or {"quit": true}."""
+    import importlib
+
+    from porter.verify.backends import CompileError, Skip, Variant, load
+    from porter.verify.spec import SpecError, load_spec
+    stdin = stdin or sys.stdin
+    job = json.loads(stdin.readline())
+    if job.get("derived"):
+        from porter.verify.derive import case_from_dict
+        case = case_from_dict(job["derived"])
+    else:
+        case = load_spec(job["spec"])[job["case"]]
+    target, sizes = job["target"], job["sizes"]
+    variant = Variant.from_dict(job.get("variant") or {})
+    session = None
+    try:
+        if target == "cublas":          # the library baseline: no translation, CuPy's matmul
+            backend, text, manifest = importlib.import_module("porter.verify.backends.cublas"), None, None
+        else:
+            backend = load(target)
+            text, manifest = translation(case, target)
+        info = (backend.prepare(variant) or {}) if hasattr(backend, "prepare") else {}
+        if not hasattr(backend, "open_session"):
+            raise Skip(f"{target} has no timing session (compile-only)")
+        test_crash_hook(case.id, "setup")
+        args = case.make_args(sizes)
+        session = backend.open_session(case, text, manifest, sizes, args, variant=variant)
+        first = session.launch()
+        status, message = verdict(case, args, sizes, session.outputs())
+        del args
+    except Skip as e:
+        return _emit({"status": "skipped", "message": str(e)})
+    except (CompileError, SpecError) as e:
+        return _emit({"status": "FAIL", "message": f"compile error: {e}" if isinstance(e, CompileError)
+                      else f"spec: {e}"})
+    except Exception as e:
+        return _emit({"status": "crash", "message": f"{e.__class__.__name__}: {e}"})
+    _emit({"status": status, "message": message, "first_ms": first,
+           "device": info.get("device", ""), "subgroup_size": info.get("subgroup_size"),
+           "info": {**{k: v for k, v in info.items() if k not in ("device", "subgroup_size")},
+                    **getattr(session, "info", {})}})
+    if status != "pass":
+        return
+    launches = 0
+    for line in stdin:
+        request = json.loads(line)
+        if request.get("quit"):
+            break
+        times = []
+        for _ in range(int(request.get("n", 1))):
+            launches += 1
+            test_crash_hook(case.id, "launch", launches)
+            times.append(session.launch())
+        _emit({"times": times})
+    session.close()
 
 
 def probe(target: str, timeout: float = 60.0) -> dict:
@@ -213,6 +316,9 @@ def main(argv: list[str]) -> int:
         except Exception as e:
             info = {"error": f"{e.__class__.__name__}: {e}"}
         _emit(info)
+        return 0
+    if argv[:1] == ["--bench"]:
+        bench_serve()
         return 0
     run_job(json.load(sys.stdin))
     return 0

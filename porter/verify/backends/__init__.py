@@ -5,6 +5,9 @@
     prepare(variant) -> dict                 optional: device info once per worker ("device",
                                              "subgroup_size"); raise Skip if the variant is impossible
     run(case, source_text, manifest, sizes, arrays, *, variant, repeat) -> RunOutput
+    open_session(case, source_text, manifest, sizes, arrays, *, variant) -> Session   (timing backends: the
+                                             compiled kernel and its device buffers, launched on demand;
+                                             `cuport verify --bench` interleaves launches of several)
 
 `arrays` holds every kernel argument in CUDA parameter order (ndarrays and numpy scalars); `run`
 returns the out/inout arrays after one launch and the median kernel time of `repeat` launches.
@@ -91,3 +94,29 @@ def timed_runs(launch, repeat: int, warmup_s: float = 0.5) -> list[float]:
         launch()
         n += 1
     return [launch() for _ in range(repeat)]
+
+
+class Session:
+    """A compiled kernel with its device buffers: launch() runs it once and returns the GPU time in ms
+    (CUDA events, Vulkan timestamp queries, OpenCL profiling events); outputs() reads the out/inout arrays."""
+    info: dict[str, Any] = {}
+
+    def launch(self) -> float:
+        raise NotImplementedError
+
+    def outputs(self) -> dict[str, np.ndarray]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+
+def run_session(session: Session, repeat: int) -> RunOutput:
+    """What run() returns: the outputs after one launch and the median time of `repeat` further launches."""
+    try:
+        first = session.launch()
+        outputs = session.outputs()
+        times = timed_runs(session.launch, repeat) or [first]
+    finally:
+        session.close()
+    return RunOutput(outputs, median(times), dict(session.info))

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import CompileError, RunOutput, median, timed_runs
+from . import CompileError, RunOutput, Session, run_session
 
 _MODULES: dict = {}
+ISOLATE_AFTER_FAILURE = True     # a context that saw a wrong or crashing kernel is not reused for the next size
 
 
 def available() -> tuple[bool, str]:
@@ -51,33 +52,48 @@ LIMITS = ("-DFLT_MAX=3.402823466e+38F", "-DFLT_MIN=1.175494351e-38F", "-DFLT_EPS
           "-DLLONG_MIN=(-9223372036854775807LL-1)", "-DULLONG_MAX=18446744073709551615ULL")
 
 
+class NvrtcSession(Session):
+    """The kernel compiled by NVRTC with its arguments on the device; launch() is timed with CUDA events."""
+
+    def __init__(self, case, code: str, sizes, arrays):
+        import cupy
+        options = ("--std=c++17", *LIMITS, *case.define_flags())
+        mod = _module(code, options, case.name_expression)
+        try:
+            self.kernel = mod.get_function(case.name_expression)
+        except Exception as e:
+            raise CompileError(f"kernel '{case.name_expression}' not found: {e}") from None
+        self.grid, self.block = case.launch(sizes)
+        self.arrays = arrays
+        self.dev = {k: (cupy.asarray(v) if isinstance(v, np.ndarray) else v) for k, v in arrays.items()}
+        self.args = tuple(self.dev.values())
+        self.shared = case.shared_bytes(sizes)
+        self.start, self.stop = cupy.cuda.Event(), cupy.cuda.Event()
+        self.info = {}
+
+    def launch(self) -> float:
+        import cupy
+        self.start.record()
+        self.kernel(self.grid, self.block, self.args, shared_mem=self.shared)
+        self.stop.record()
+        self.stop.synchronize()          # an illegal address surfaces here as CUDADriverError
+        return cupy.cuda.get_elapsed_time(self.start, self.stop)
+
+    def outputs(self) -> dict:
+        import cupy
+        return {k: cupy.asnumpy(v) for k, v in self.dev.items() if isinstance(self.arrays[k], np.ndarray)}
+
+
 def run_nvrtc(case, code: str, sizes, arrays, repeat: int = 1) -> RunOutput:
     """Compile `code` with NVRTC, launch the case's kernel once (plus repeat - 1 timed launches)."""
-    import cupy
-    options = ("--std=c++17", *LIMITS, *case.define_flags())
-    mod = _module(code, options, case.name_expression)
-    try:
-        kernel = mod.get_function(case.name_expression)
-    except Exception as e:
-        raise CompileError(f"kernel '{case.name_expression}' not found: {e}") from None
-    grid, block = case.launch(sizes)
-    dev = {k: (cupy.asarray(v) if isinstance(v, np.ndarray) else v) for k, v in arrays.items()}
-    args = tuple(dev.values())
-    shared = case.shared_bytes(sizes)
-    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-
-    def launch() -> float:
-        start.record()
-        kernel(grid, block, args, shared_mem=shared)
-        stop.record()
-        stop.synchronize()          # an illegal address surfaces here as CUDADriverError
-        return cupy.cuda.get_elapsed_time(start, stop)
-
-    first = launch()
-    outputs = {k: cupy.asnumpy(v) for k, v in dev.items() if isinstance(arrays[k], np.ndarray)}
-    return RunOutput(outputs, median(timed_runs(launch, repeat) or [first]))
+    return run_session(NvrtcSession(case, code, sizes, arrays), repeat)
 
 
 def run(case, source_text, manifest, sizes, arrays, *, variant=None, repeat=1) -> RunOutput:
     from porter.verify.extract import device_code
     return run_nvrtc(case, device_code(source_text), sizes, arrays, repeat)
+
+
+def open_session(case, source_text, manifest, sizes, arrays, *, variant=None) -> NvrtcSession:
+    from porter.verify.extract import device_code
+    return NvrtcSession(case, device_code(source_text), sizes, arrays)

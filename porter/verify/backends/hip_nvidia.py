@@ -6,6 +6,7 @@ from pathlib import Path
 
 from . import cuda
 
+ISOLATE_AFTER_FAILURE = True
 HEADER = Path(__file__).resolve().parent.parent / "hip_compat_nvrtc.h"
 
 
@@ -25,3 +26,7 @@ def device_source(hip_text: str) -> str:
 
 def run(case, source_text, manifest, sizes, arrays, *, variant=None, repeat=1):
     return cuda.run_nvrtc(case, device_source(source_text), sizes, arrays, repeat)
+
+
+def open_session(case, source_text, manifest, sizes, arrays, *, variant=None) -> cuda.NvrtcSession:
+    return cuda.NvrtcSession(case, device_source(source_text), sizes, arrays)

@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 
-from . import CompileError, RunOutput, median, timed_runs
+from . import CompileError, RunOutput, Session, run_session
 
 _CTX = None
 _PROGRAMS: dict = {}
@@ -73,49 +73,69 @@ def _program(source: str, options: list[str]):
     return _PROGRAMS[key]
 
 
-def run(case, source_text, manifest, sizes, arrays, *, variant=None, repeat=1) -> RunOutput:
-    import pyopencl as cl
-    ctx, queue, device = _context()
-    grid, block = case.launch(sizes)
-    prg = _program(source_text, case.define_flags())
-    entry = (manifest or {}).get("entry_point") or case.kernel    # renamed when it is a built-in's name
-    try:
-        kernel = getattr(prg, entry)
-    except AttributeError:
-        raise CompileError(f"no kernel '{entry}' in the OpenCL program") from None
-    if block[0] * block[1] * block[2] > device.max_work_group_size:
-        raise CompileError(f"block {block} exceeds the device's max work-group size {device.max_work_group_size}")
+class ClSession(Session):
+    """The program built for the device with its buffers; launch() is timed with OpenCL profiling events."""
 
-    mf = cl.mem_flags
-    buffers, args = {}, []
-    for name, value in arrays.items():
-        if isinstance(value, np.ndarray):
-            host = value if value.nbytes else np.zeros(1, value.dtype)
-            buffers[name] = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=host)
-            args.append(buffers[name])
-        else:
-            args.append(value)
-    # dynamic shared memory: a __local argument at the index the manifest gives, of the launch's bytes
-    for la in sorted((manifest or {}).get("local_args") or [], key=lambda a: a["index"]):
+    def __init__(self, case, source_text, manifest, sizes, arrays):
+        import pyopencl as cl
+        ctx, self.queue, device = _context()
+        grid, block = case.launch(sizes)
+        prg = _program(source_text, case.define_flags())
+        entry = (manifest or {}).get("entry_point") or case.kernel    # renamed when it is a built-in's name
         try:
-            nbytes = case.shared_bytes(sizes)
-        except Exception:           # no shared_mem in the spec: the launch's own constant
-            nbytes = la.get("bytes") or 0
-        args.insert(la["index"], cl.LocalMemory(max(int(nbytes), la.get("elem_size") or 1, 1)))
-    kernel.set_args(*args)
-    global_size = tuple(g * b for g, b in zip(grid, block))
+            self.kernel = getattr(prg, entry)
+        except AttributeError:
+            raise CompileError(f"no kernel '{entry}' in the OpenCL program") from None
+        if block[0] * block[1] * block[2] > device.max_work_group_size:
+            raise CompileError(f"block {block} exceeds the device's max work-group size "
+                               f"{device.max_work_group_size}")
+        mf = cl.mem_flags
+        self.arrays, self.buffers, args = arrays, {}, []
+        for name, value in arrays.items():
+            if isinstance(value, np.ndarray):
+                host = value if value.nbytes else np.zeros(1, value.dtype)
+                self.buffers[name] = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=host)
+                args.append(self.buffers[name])
+            else:
+                args.append(value)
+        # dynamic shared memory: a __local argument at the index the manifest gives, of the launch's bytes
+        for la in sorted((manifest or {}).get("local_args") or [], key=lambda a: a["index"]):
+            try:
+                nbytes = case.shared_bytes(sizes)
+            except Exception:           # no shared_mem in the spec: the launch's own constant
+                nbytes = la.get("bytes") or 0
+            args.insert(la["index"], cl.LocalMemory(max(int(nbytes), la.get("elem_size") or 1, 1)))
+        self.kernel.set_args(*args)
+        self.global_size = tuple(g * b for g, b in zip(grid, block))
+        self.block = block
+        self.info = {"device": device.name.strip()}
 
-    def launch() -> float:
-        event = cl.enqueue_nd_range_kernel(queue, kernel, global_size, block)
+    def launch(self) -> float:
+        import pyopencl as cl
+        event = cl.enqueue_nd_range_kernel(self.queue, self.kernel, self.global_size, self.block)
         event.wait()
         return (event.profile.end - event.profile.start) / 1e6
 
-    first = launch()
-    outputs = {}
-    for name, buf in buffers.items():
-        out = np.empty_like(arrays[name])
-        if out.nbytes:
-            cl.enqueue_copy(queue, out, buf)
-        outputs[name] = out
-    queue.finish()
-    return RunOutput(outputs, median(timed_runs(launch, repeat) or [first]), {"device": device.name.strip()})
+    def outputs(self) -> dict:
+        import pyopencl as cl
+        outputs = {}
+        for name, buf in self.buffers.items():
+            out = np.empty_like(self.arrays[name])
+            if out.nbytes:
+                cl.enqueue_copy(self.queue, out, buf)
+            outputs[name] = out
+        self.queue.finish()
+        return outputs
+
+    def close(self) -> None:
+        for buf in self.buffers.values():
+            buf.release()
+        self.buffers = {}
+
+
+def open_session(case, source_text, manifest, sizes, arrays, *, variant=None) -> ClSession:
+    return ClSession(case, source_text, manifest, sizes, arrays)
+
+
+def run(case, source_text, manifest, sizes, arrays, *, variant=None, repeat=1) -> RunOutput:
+    return run_session(ClSession(case, source_text, manifest, sizes, arrays), repeat)

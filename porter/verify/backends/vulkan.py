@@ -26,13 +26,18 @@ from pathlib import Path
 
 import numpy as np
 
-from . import CompileError, RunOutput, Skip, Variant, have_tool, median, timed_runs
+from . import CompileError, RunOutput, Session, Skip, Variant, have_tool, run_session
 
 LAVAPIPE_ICD = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
 LAVAPIPE_SUBGROUPS = (4, 8, 16)
 PUSH_FORMATS = {"float": "f", "int": "i", "uint": "I", "double": "d", "int64_t": "q", "uint64_t": "Q",
                 "bool": "I"}
 _CTX = None
+
+
+def ISOLATE_AFTER_FAILURE(info: dict) -> bool:
+    """On a GPU a wrong or crashed kernel may leave the device lost: the next size gets a fresh worker."""
+    return not info.get("lavapipe")
 
 
 def available() -> tuple[bool, str]:
@@ -343,103 +348,127 @@ def _push_bytes(manifest: dict, arrays: dict) -> bytes:
     return bytes(out)
 
 
-def run(case, source_text, manifest, sizes, arrays, *, variant=None, repeat=1) -> RunOutput:
-    if manifest is None:
-        raise CompileError("no GLSL manifest for this kernel")
-    ctx = _context()
-    vk = ctx.vk
-    grid, block = case.launch(sizes)
-    _check_launch(ctx, grid, block)
-    spirv = compile_glsl(source_text, case.define_flags())
-    pipe = _Pipeline(ctx, spirv, manifest, block, case.defines)
+class VkSession(Session):
+    """The pipeline with its buffers and descriptor set; launch() is timed with timestamp queries."""
 
-    by_name = {b["name"]: b for b in manifest.get("buffers", [])}
-    for name, b in by_name.items():
-        if name not in arrays or not isinstance(arrays[name], np.ndarray):
-            raise CompileError(f"manifest buffer '{name}' is not an array parameter of the kernel")
-        if b.get("elem_size") and b["elem_size"] != arrays[name].itemsize:
-            raise CompileError(f"buffer '{name}': manifest element size {b['elem_size']} but the signature "
-                               f"says {arrays[name].dtype} ({arrays[name].itemsize} bytes)")
-    # Buffers: host-visible on lavapipe and integrated GPUs; device-local + staging on discrete ones.
-    bufs = {}
-    for name in by_name:
-        data = arrays[name].tobytes() or b"\0" * 4
-        if ctx.use_staging:
-            dev = ctx.buffer(len(data), host=False)
-            stage = ctx.buffer(len(data), host=True)
-            ctx.write(stage[1], data)
-            ctx.copy(stage[0], dev[0], len(data))
-            bufs[name] = (dev, stage, len(data))
-        else:
-            host = ctx.buffer(len(data), host=True)
-            ctx.write(host[1], data)
-            bufs[name] = (host, None, len(data))
+    def __init__(self, case, source_text, manifest, sizes, arrays):
+        if manifest is None:
+            raise CompileError("no GLSL manifest for this kernel")
+        self.ctx = ctx = _context()
+        vk = ctx.vk
+        self.grid, block = case.launch(sizes)
+        _check_launch(ctx, self.grid, block)
+        spirv = compile_glsl(source_text, case.define_flags())
+        by_name = {b["name"]: b for b in manifest.get("buffers", [])}
+        for name, b in by_name.items():
+            if name not in arrays or not isinstance(arrays[name], np.ndarray):
+                raise CompileError(f"manifest buffer '{name}' is not an array parameter of the kernel")
+            if b.get("elem_size") and b["elem_size"] != arrays[name].itemsize:
+                raise CompileError(f"buffer '{name}': manifest element size {b['elem_size']} but the signature "
+                                   f"says {arrays[name].dtype} ({arrays[name].itemsize} bytes)")
+        self.push = _push_bytes(manifest, arrays)
+        self.pipe = _Pipeline(ctx, spirv, manifest, block, case.defines)
+        self.arrays, self.bufs, self.dpool, self.qpool = arrays, {}, None, None
+        try:
+            self._setup(by_name)
+        except BaseException:
+            self.close()
+            raise
+        self.info = {"device": ctx.device_name, "subgroup_size": ctx.subgroup_size,
+                     "timer": "timestamps" if self.qpool is not None else "wall"}
 
-    dpool = vk.vkCreateDescriptorPool(ctx.device, vk.VkDescriptorPoolCreateInfo(
-        maxSets=1, poolSizeCount=1, pPoolSizes=[vk.VkDescriptorPoolSize(
-            type=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptorCount=max(1, len(bufs)))]), None)
-    dset = vk.vkAllocateDescriptorSets(ctx.device, vk.VkDescriptorSetAllocateInfo(
-        descriptorPool=dpool, descriptorSetCount=1, pSetLayouts=[pipe.set_layout]))[0]
-    writes = [vk.VkWriteDescriptorSet(
-        dstSet=dset, dstBinding=by_name[name]["binding"], descriptorCount=1,
-        descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-        pBufferInfo=[vk.VkDescriptorBufferInfo(buffer=dev[0], offset=0, range=size)])
-        for name, (dev, _, size) in bufs.items()]
-    if writes:
-        vk.vkUpdateDescriptorSets(ctx.device, len(writes), writes, 0, None)
-    push = _push_bytes(manifest, arrays)
-    push_c = vk.ffi.new("char[]", push) if push else None
+    def _setup(self, by_name: dict) -> None:
+        ctx, vk = self.ctx, self.ctx.vk
+        # Buffers: host-visible on lavapipe and integrated GPUs; device-local + staging on discrete ones.
+        for name in by_name:
+            data = self.arrays[name].tobytes() or b"\0" * 4
+            if ctx.use_staging:
+                dev = ctx.buffer(len(data), host=False)
+                self.bufs[name] = (dev, None, len(data))      # recorded first: close() frees it if staging fails
+                stage = ctx.buffer(len(data), host=True)
+                self.bufs[name] = (dev, stage, len(data))
+                ctx.write(stage[1], data)
+                ctx.copy(stage[0], dev[0], len(data))
+            else:
+                host = ctx.buffer(len(data), host=True)
+                self.bufs[name] = (host, None, len(data))
+                ctx.write(host[1], data)
+        self.dpool = vk.vkCreateDescriptorPool(ctx.device, vk.VkDescriptorPoolCreateInfo(
+            maxSets=1, poolSizeCount=1, pPoolSizes=[vk.VkDescriptorPoolSize(
+                type=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptorCount=max(1, len(self.bufs)))]), None)
+        self.dset = vk.vkAllocateDescriptorSets(ctx.device, vk.VkDescriptorSetAllocateInfo(
+            descriptorPool=self.dpool, descriptorSetCount=1, pSetLayouts=[self.pipe.set_layout]))[0]
+        writes = [vk.VkWriteDescriptorSet(
+            dstSet=self.dset, dstBinding=by_name[name]["binding"], descriptorCount=1,
+            descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+            pBufferInfo=[vk.VkDescriptorBufferInfo(buffer=dev[0], offset=0, range=size)])
+            for name, (dev, _, size) in self.bufs.items()]
+        if writes:
+            vk.vkUpdateDescriptorSets(ctx.device, len(writes), writes, 0, None)
+        self.push_c = vk.ffi.new("char[]", self.push) if self.push else None
+        if ctx.has_timestamps:
+            self.qpool = vk.vkCreateQueryPool(ctx.device, vk.VkQueryPoolCreateInfo(
+                queryType=vk.VK_QUERY_TYPE_TIMESTAMP, queryCount=2), None)
 
-    qpool = None
-    if ctx.has_timestamps:
-        qpool = vk.vkCreateQueryPool(ctx.device, vk.VkQueryPoolCreateInfo(
-            queryType=vk.VK_QUERY_TYPE_TIMESTAMP, queryCount=2), None)
-
-    def record(cmd):
+    def _record(self, cmd) -> None:
+        vk, pipe, qpool = self.ctx.vk, self.pipe, self.qpool
         if qpool is not None:
             vk.vkCmdResetQueryPool(cmd, qpool, 0, 2)
             vk.vkCmdWriteTimestamp(cmd, vk.VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, qpool, 0)
         vk.vkCmdBindPipeline(cmd, vk.VK_PIPELINE_BIND_POINT_COMPUTE, pipe.pipeline)
-        vk.vkCmdBindDescriptorSets(cmd, vk.VK_PIPELINE_BIND_POINT_COMPUTE, pipe.layout, 0, 1, [dset], 0, None)
-        if push:
-            vk.vkCmdPushConstants(cmd, pipe.layout, vk.VK_SHADER_STAGE_COMPUTE_BIT, 0, len(push), push_c)
-        vk.vkCmdDispatch(cmd, *grid)
+        vk.vkCmdBindDescriptorSets(cmd, vk.VK_PIPELINE_BIND_POINT_COMPUTE, pipe.layout, 0, 1, [self.dset], 0, None)
+        if self.push:
+            vk.vkCmdPushConstants(cmd, pipe.layout, vk.VK_SHADER_STAGE_COMPUTE_BIT, 0, len(self.push), self.push_c)
+        vk.vkCmdDispatch(cmd, *self.grid)
         if qpool is not None:
             vk.vkCmdWriteTimestamp(cmd, vk.VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, qpool, 1)
 
-    def timed_launch() -> float:
+    def launch(self) -> float:
         import time
+        ctx, vk = self.ctx, self.ctx.vk
         t0 = time.perf_counter()
-        ctx.submit(record)
+        ctx.submit(self._record)
         wall = (time.perf_counter() - t0) * 1e3
-        if qpool is None:
+        if self.qpool is None:
             return wall
         stamps = vk.ffi.new("uint64_t[2]")
-        vk.vkGetQueryPoolResults(ctx.device, qpool, 0, 2, 16, stamps, 8,
+        vk.vkGetQueryPoolResults(ctx.device, self.qpool, 0, 2, 16, stamps, 8,
                                  vk.VK_QUERY_RESULT_64_BIT | vk.VK_QUERY_RESULT_WAIT_BIT)
         return (stamps[1] - stamps[0]) * ctx.timestamp_period / 1e6
 
-    try:
-        first = timed_launch()
-        outputs = {}
-        for name, (dev, stage, size) in bufs.items():
-            a = arrays[name]
-            if ctx.use_staging:
+    def outputs(self) -> dict:
+        ctx, outputs = self.ctx, {}
+        for name, (dev, stage, size) in self.bufs.items():
+            a = self.arrays[name]
+            if stage is not None:
                 ctx.copy(dev[0], stage[0], size)
                 raw = ctx.read(stage[1], size)
             else:
                 raw = ctx.read(dev[1], size)
             outputs[name] = np.frombuffer(raw[:a.nbytes], dtype=a.dtype).reshape(a.shape).copy()
-        times = timed_runs(timed_launch, repeat) or [first]
-    finally:
-        if qpool is not None:
-            vk.vkDestroyQueryPool(ctx.device, qpool, None)
-        vk.vkDestroyDescriptorPool(ctx.device, dpool, None)
-        for dev, stage, _ in bufs.values():
+        return outputs
+
+    def close(self) -> None:
+        ctx, vk = self.ctx, self.ctx.vk
+        if self.qpool is not None:
+            vk.vkDestroyQueryPool(ctx.device, self.qpool, None)
+            self.qpool = None
+        if self.dpool is not None:
+            vk.vkDestroyDescriptorPool(ctx.device, self.dpool, None)
+            self.dpool = None
+        for dev, stage, _ in self.bufs.values():
             ctx.free(*dev)
             if stage:
                 ctx.free(*stage)
-        pipe.destroy()
-    return RunOutput(outputs, median(times),
-                     {"device": ctx.device_name, "subgroup_size": ctx.subgroup_size,
-                      "timer": "timestamps" if qpool is not None else "wall"})
+        self.bufs = {}
+        if self.pipe is not None:
+            self.pipe.destroy()
+            self.pipe = None
+
+
+def open_session(case, source_text, manifest, sizes, arrays, *, variant=None) -> VkSession:
+    return VkSession(case, source_text, manifest, sizes, arrays)
+
+
+def run(case, source_text, manifest, sizes, arrays, *, variant=None, repeat=1) -> RunOutput:
+    return run_session(VkSession(case, source_text, manifest, sizes, arrays), repeat)

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# `cuport verify --bench` on a lent NVIDIA GPU: every example with a bench size x CUDA original, HIP-on-NVIDIA
+# (NVRTC), GLSL-on-Vulkan (NVIDIA driver), cuBLAS beside the SGEMM; one run per target order given.
+#   bash bench/gpu/perf.sh forward reverse      (results in $OUT or out/gpu: bench-ORDER.json / .txt)
+# Needs .gpu/ carried along, as bench/gpu/h100.sh describes (debs/, whl/, bin/). hip_reduce is left out: it is one
+# block of 256 threads by design, no size makes it run 1 ms.
+set -u
+G=.gpu
+for f in $G/debs/*.deb; do dpkg -x "$f" /; done
+ldconfig
+python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site $G/whl/*.whl || exit 1
+export PYTHONPATH=/tmp/site:$PWD PATH=$PWD/$G/bin:$PATH PYTHONUNBUFFERED=1
+icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+[ -f $icd ] && export VK_DRIVER_FILES=$icd
+O=${OUT:-out/gpu}
+mkdir -p "$O"
+EXAMPLES="examples/sgemm examples/matmul_tiled examples/transpose examples/saxpy examples/warp_reduce
+  examples/block_reduce_perwarp examples/bad_branch examples/warp_histogram examples/struct_refs
+  examples/argmax_two_level"
+{ nvidia-smi -L; nvidia-smi -q -d CLOCK,PERFORMANCE | head -80; } > "$O/device.txt" 2>&1
+for order in "${@:-forward}"; do
+  start=$(date +%s)
+  # shellcheck disable=SC2086
+  python3 -m porter verify $EXAMPLES --targets cuda,hip-nvidia,vulkan --bench --repeat ${REPEAT:-30} \
+    --bench-order "$order" --timeout 240 --bench-json "$O/bench-$order.json" > "$O/bench-$order.txt" 2>&1
+  echo "bench $order: rc $? in $(( $(date +%s) - start )) s: $(tail -1 "$O/bench-$order.txt")"
+done
+exit 0
