@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `cuport verify --bench` on a lent NVIDIA GPU: every example with a bench size x CUDA original, HIP-on-NVIDIA
 # (NVRTC), GLSL-on-Vulkan (NVIDIA driver), cuBLAS beside the SGEMM; one run per target order given.
-#   bash bench/gpu/perf.sh forward reverse      (results in $OUT or out/gpu: bench-ORDER.json / .txt)
+#   bash bench/gpu/perf.sh [test] forward reverse      (results in $OUT or out/gpu: bench-ORDER.json / .txt)
 # Needs .gpu/ carried along, as bench/gpu/h100.sh describes (debs/, whl/, bin/). hip_reduce is left out: it is one
 # block of 256 threads by design, no size makes it run 1 ms.
 set -u
@@ -18,6 +18,11 @@ EXAMPLES="examples/sgemm examples/matmul_tiled examples/transpose examples/saxpy
   examples/block_reduce_perwarp examples/bad_branch examples/warp_histogram examples/struct_refs
   examples/argmax_two_level"
 { nvidia-smi -L; nvidia-smi -q -d CLOCK,PERFORMANCE | head -80; } > "$O/device.txt" 2>&1
+if [ "${1:-}" = test ]; then     # the GPU tests of the bench first (tests/test_verify_bench_gpu.py)
+  shift
+  python3 -m pytest -q -p no:cacheprovider tests/test_verify_bench_gpu.py tests/test_verify_gpu.py > "$O/pytest-gpu.txt" 2>&1
+  echo "pytest gpu: $(tail -1 "$O/pytest-gpu.txt")"
+fi
 for order in "${@:-forward}"; do
   start=$(date +%s)
   # shellcheck disable=SC2086
