@@ -64,8 +64,8 @@ def test_bench_case_launches_interleaved_after_warm_up(monkeypatch, order, expec
     _FakeWorker.log = []
     (case,) = cases("saxpy")
     lanes = [bench.Lane(t, Variant()) for t in "abc"]
-    opts = bench.Options(rounds=10, order=order, warmup_min_s=0.0)
-    rec = bench.bench_case(case, {"n": 4096}, lanes, opts)
+    opts = bench.Options(rounds=10, orders=(order,), warmup_min_s=0.0)
+    (rec,) = bench.bench_case(case, {"n": 4096}, lanes, opts)
     # constant times settle after 2K warm-up rounds; then 10 timed rounds, each one launch per lane in order
     assert rec["warmup_rounds"] == 2 * bench.SETTLE_K and rec["warmup_settled"]
     assert "".join(_FakeWorker.log) == expected * (2 * bench.SETTLE_K + 10)
@@ -155,17 +155,38 @@ def test_gpu_backends_isolate_after_a_failure_lavapipe_does_not():
 def test_cli_bench_reverse_order_writes_json_and_plot(tmp_path, capsys):
     js, svg = tmp_path / "b.json", tmp_path / "b.svg"
     rc = cli.main(_args(str(SPEC), "--targets", "opencl,vulkan", "--subgroup-sizes", "16", "--kernels", "saxpy",
-                        "--bench", "--repeat", "12", "--bench-order", "reverse", "--bench-json", str(js),
+                        "--bench", "--repeat", "12", "--bench-order", "forward,reverse", "--bench-json", str(js),
                         "--bench-plot", str(svg)))
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert rc == 0, out
     doc = json.loads(js.read_text())
-    assert doc["bench"]["order"] == "reverse" and doc["bench"]["rounds"] == 12
-    (rec,) = doc["cases"]
-    assert [ln["label"] for ln in rec["lanes"]] == ["opencl", "vulkan/sg16"]
-    assert all(ln["n"] == 12 and len(ln["times_ms"]) == 12 for ln in rec["lanes"])
+    assert doc["bench"]["orders"] == ["forward", "reverse"] and doc["bench"]["rounds"] == 12
+    assert [rec["order"] for rec in doc["cases"]] == ["forward", "reverse"]      # one set-up, timed both ways
+    for rec in doc["cases"]:
+        assert [ln["label"] for ln in rec["lanes"]] == ["opencl", "vulkan/sg16"]
+        assert all(ln["n"] == 12 and len(ln["times_ms"]) == 12 for ln in rec["lanes"])
     assert "vs baseline [95%]" in out.splitlines()[0] and "vs opencl" in out
-    assert svg.read_text().startswith("<svg") and ">saxpy</text>" in svg.read_text()
+    assert "bench: saxpy [forward]: opencl " in err and "bench: saxpy [reverse]: opencl " in err
+    plot = svg.read_text()
+    assert plot.startswith("<svg") and ">saxpy</text>" in plot and ">reverse</text>" in plot
+    assert [bench.by_order(doc)[i][0] for i in (0, 1)] == ["forward", "reverse"]
+
+
+def test_big_outputs_are_checked_on_a_strided_sample(monkeypatch):
+    (case,) = cases("saxpy")
+    monkeypatch.setattr(worker, "CHECK_MAX", 1000)
+    sizes = {"n": 4096}
+    args = case.make_args(sizes)
+    right = {"y": args["a"] * args["x"] + args["y"]}
+    status, message = worker.verdict(case, args, sizes, right)
+    assert status == "pass" and "every 5th element checked" in message
+    wrong = {"y": right["y"].copy()}
+    wrong["y"][5 * 17] += 1.0                                  # a sampled element
+    status, message = worker.verdict(case, args, sizes, wrong)
+    assert status == "FAIL" and "1 of 820 elements differ" in message and "[17]" in message
+    wrong = {"y": right["y"].copy()}
+    wrong["y"][5 * 17 + 1] += 1.0                              # between samples: not seen, as documented
+    assert worker.verdict(case, args, sizes, wrong)[0] == "pass"
 
 
 def test_cli_refuses_zero_rounds(capsys):

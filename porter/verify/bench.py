@@ -205,16 +205,21 @@ class Lane:
 @dataclass
 class Options:
     rounds: int = 30
-    order: str = "forward"
+    orders: tuple[str, ...] = ("forward",)
     timeout: float = 120.0
     warmup_min_s: float = WARMUP_MIN_S
     warmup_max_s: float = WARMUP_MAX_S
+
+    def __post_init__(self):
+        for order in self.orders:
+            round_order([], 0, order)           # ValueError for an unknown order
     warmup_max_rounds: int = WARMUP_MAX_ROUNDS
     baseline: bool = True               # time the spec's bench_baseline (cuBLAS) beside CUDA
 
 
-def bench_case(case, sizes: dict, lanes: list[Lane], opts: Options, progress=None) -> dict:
-    """Set every lane up in parallel, warm up and time them interleaved; the case's JSON record."""
+def bench_case(case, sizes: dict, lanes: list[Lane], opts: Options, progress=None) -> list[dict]:
+    """Set every lane up in parallel, then per order warm up and time them interleaved; one JSON record
+    per order."""
     request = {"spec": case.spec_path, "case": case.index, "sizes": sizes}
     if getattr(case, "derived", None):
         request["derived"] = case.derived
@@ -232,32 +237,37 @@ def bench_case(case, sizes: dict, lanes: list[Lane], opts: Options, progress=Non
         lane.info = ready.get("info") or {}
         if lane.status != "pass":
             lane.fail(lane.status, lane.message)
-    live = [ln for ln in lanes if ln.worker is not None]
+    records = []
+    for order in opts.orders:           # the same set-up timed in each order: ABCABC..., then CBACBA...
+        live = [ln for ln in lanes if ln.worker is not None]
+        for lane in lanes:
+            lane.warmup, lane.times = [], []
+        start, rounds = time.monotonic(), 0
+        while live and rounds < opts.warmup_max_rounds:
+            for lane in round_order(live, rounds, order):
+                lane.warmup += lane.launch(1, opts.timeout)
+            live = [ln for ln in live if ln.worker is not None]
+            rounds += 1
+            spent = time.monotonic() - start
+            if spent >= opts.warmup_max_s or (spent >= opts.warmup_min_s and all(settled(ln.warmup) for ln in live)):
+                break
+        warm_settled = all(settled(ln.warmup) for ln in live)
+        for r in range(opts.rounds):
+            for lane in round_order(live, r, order):
+                lane.times += lane.launch(1, opts.timeout)
+            live = [ln for ln in live if ln.worker is not None]
+        records.append(_record(case, sizes, lanes, opts, order, rounds, warm_settled))
+        if progress:
+            progress(records[-1])
+    for lane in lanes:
+        if lane.worker is not None:
+            lane.worker.stop()
+            lane.worker = None
+    return records
 
-    start, rounds = time.monotonic(), 0
-    while live and rounds < opts.warmup_max_rounds:
-        for lane in round_order(live, rounds, opts.order):
-            lane.warmup += lane.launch(1, opts.timeout)
-        live = [ln for ln in live if ln.worker is not None]
-        rounds += 1
-        spent = time.monotonic() - start
-        if spent >= opts.warmup_max_s or (spent >= opts.warmup_min_s and all(settled(ln.warmup) for ln in live)):
-            break
-    warm_settled = all(settled(ln.warmup) for ln in live)
-    for r in range(opts.rounds):
-        for lane in round_order(live, r, opts.order):
-            lane.times += lane.launch(1, opts.timeout)
-        live = [ln for ln in live if ln.worker is not None]
-    for lane in live:
-        lane.worker.stop()
-        lane.worker = None
-    record = _record(case, sizes, lanes, opts, rounds, warm_settled)
-    if progress:
-        progress(record)
-    return record
 
-
-def _record(case, sizes, lanes: list[Lane], opts: Options, warm_rounds: int, warm_settled: bool) -> dict:
+def _record(case, sizes, lanes: list[Lane], opts: Options, order: str, warm_rounds: int,
+            warm_settled: bool) -> dict:
     timed = [ln for ln in lanes if ln.status == "pass" and ln.times]
     base = next((ln for ln in timed if ln.target == "cuda"), timed[0] if timed else None)
     metrics = case.metrics(sizes) if sizes else {}
@@ -283,7 +293,7 @@ def _record(case, sizes, lanes: list[Lane], opts: Options, warm_rounds: int, war
                 d["ratio"], d["ratio_lo"], d["ratio_hi"] = speed_ratio(base.times, lane.times)
         out.append(d)
     return {"case": case.id, "kernel": case.kernel, "spec": case.spec_path, "sizes": sizes, "metrics": metrics,
-            "baseline": base.label if base else None, "order": opts.order, "rounds": opts.rounds,
+            "baseline": base.label if base else None, "order": order, "rounds": opts.rounds,
             "warmup_rounds": warm_rounds, "warmup_settled": warm_settled, "lanes": out}
 
 
@@ -307,28 +317,33 @@ def run(cases: list, targets: list[str], opts: Options, subgroups=None, sizes=No
                 from porter.verify.backends import Variant
                 lanes.append(Lane("cublas", Variant()))
             timed = [ln for ln in lanes if ln.status == "pending"]
-            rec = bench_case(case, size, timed, opts) if timed and size is not None else \
-                _record(case, size or {}, [], opts, 0, False)
+            recs = bench_case(case, size, timed, opts) if timed and size is not None else \
+                [_record(case, size or {}, [], opts, order, 0, False) for order in opts.orders]
             done = {id(ln) for ln in timed}
-            rec["lanes"] += [_skip_lane(ln.label, ln.target, ln.message) for ln in lanes if id(ln) not in done]
-            rec["lanes"] += [_skip_lane(r.target, r.target, r.message) for r in skips]
-            records.append(rec)
-            if progress:
-                progress(rec)
+            for rec in recs:
+                rec["lanes"] += [_skip_lane(ln.label, ln.target, ln.message) for ln in lanes if id(ln) not in done]
+                rec["lanes"] += [_skip_lane(r.target, r.target, r.message) for r in skips]
+                records.append(rec)
+            if progress:             # the document so far: a run cut short still leaves its finished cases
+                progress(recs, _doc(records, targets, opts, started, gpu_before, None))
         if not mine and skips:
-            records.append({"case": case.id, "kernel": case.kernel, "spec": case.spec_path, "sizes": None,
-                            "metrics": {}, "baseline": None, "lanes": [_skip_lane(r.target, r.target, r.message)
-                                                                      for r in skips]})
+            records += [{"case": case.id, "kernel": case.kernel, "spec": case.spec_path, "sizes": None,
+                         "metrics": {}, "baseline": None, "order": order,
+                         "lanes": [_skip_lane(r.target, r.target, r.message) for r in skips]} for order in opts.orders]
+    return _doc(records, targets, opts, started, gpu_before, gpu_state())
+
+
+def _doc(records, targets, opts: Options, started, gpu_before, gpu_after) -> dict:
     summary: dict[str, int] = {}
     for rec in records:
         for lane in rec["lanes"]:
             summary[lane["status"]] = summary.get(lane["status"], 0) + 1
-    return {"bench": {"version": 1, "started": started, "order": opts.order, "rounds": opts.rounds,
+    return {"bench": {"version": 1, "started": started, "orders": list(opts.orders), "rounds": opts.rounds,
                       "targets": targets, "warmup": {"k": SETTLE_K, "settle": SETTLE, "min_s": opts.warmup_min_s,
                                                      "max_s": opts.warmup_max_s,
                                                      "max_rounds": opts.warmup_max_rounds},
                       "ratio": "median(baseline) / median(lane), bootstrap 95% interval",
-                      "gpu_before": gpu_before, "gpu_after": gpu_state()},
+                      "gpu_before": gpu_before, "gpu_after": gpu_after},
             "cases": records, "summary": summary}
 
 
@@ -354,14 +369,14 @@ def _ratio_text(lane: dict) -> str:
 
 
 def format_table(doc: dict) -> str:
-    header = ["kernel", "target", "sizes", "status", "median ms", "IQR ms", "n", "GB/s", "GFLOP/s",
+    header = ["kernel", "order", "target", "sizes", "status", "median ms", "IQR ms", "n", "GB/s", "GFLOP/s",
               "vs baseline [95%]", "detail"]
     rows = []
     for rec in doc["cases"]:
         for ln in rec["lanes"]:
             timed = "median_ms" in ln
             detail = "" if ln["status"] == "pass" else (ln.get("message") or "").strip().splitlines()[0:1]
-            rows.append([rec["case"], ln["label"], _sizes_text(rec["sizes"]), ln["status"],
+            rows.append([rec["case"], rec.get("order", "-"), ln["label"], _sizes_text(rec["sizes"]), ln["status"],
                          f"{ln['median_ms']:.4g}" if timed else "-", f"{ln['iqr_ms']:.3g}" if timed else "-",
                          str(ln.get("n", "-")), f"{ln['gbps']:.1f}" if ln.get("gbps") else "-",
                          f"{ln['gflops']:.1f}" if ln.get("gflops") else "-",
@@ -372,13 +387,19 @@ def format_table(doc: dict) -> str:
              "  ".join("-" * w for w in widths)]
     lines += ["  ".join(str(x).ljust(w) for x, w in zip(row, widths)).rstrip() for row in rows]
     b = doc["bench"]
-    lines += ["", f"order {b['order']}, {b['rounds']} timed rounds of one launch per target, interleaved; "
-                  f"ratio = {b['ratio']}"]
+    lines += ["", f"order {', then '.join(b['orders'])}: {b['rounds']} timed rounds of one launch per target, "
+                  f"interleaved; ratio = {b['ratio']}"]
     for g in b.get("gpu_before") or []:
         lines.append("gpu: " + ", ".join(f"{k} {v}" for k, v in g.items()))
     order = ["pass", "xfail", "skipped", "FAIL", "crash", "timeout", "XPASS"]
     lines += ["", ", ".join(f"{doc['summary'][s]} {s}" for s in order if s in doc["summary"])]
     return "\n".join(lines)
+
+
+def by_order(doc: dict) -> list[tuple[str, dict]]:
+    """One (order, document) per order a run timed, for tables and plots that set the orders side by side."""
+    orders = list(dict.fromkeys(rec.get("order", "forward") for rec in doc["cases"]))
+    return [(o, {**doc, "cases": [r for r in doc["cases"] if r.get("order", "forward") == o]}) for o in orders]
 
 
 def markdown_table(docs: list[tuple[str, dict]]) -> str:
@@ -492,8 +513,8 @@ def _esc(text: str) -> str:
 
 
 def main(argv: list[str]) -> int:
-    """`python -m porter.verify.bench plot OUT.svg NAME=RUN.json...` / `table NAME=RUN.json...`: the plot
-    and the Markdown table of one or more saved runs (e.g. forward=a.json reverse=b.json)."""
+    """`python -m porter.verify.bench plot OUT.svg RUN.json...` / `table RUN.json...`: the plot and the Markdown
+    table of saved runs, one column per order a run timed (or NAME=RUN.json for one named column)."""
     if len(argv) < 2 or argv[0] not in ("plot", "table"):
         print("usage: python -m porter.verify.bench plot OUT.svg NAME=RUN.json... | table NAME=RUN.json...",
               file=sys.stderr)
@@ -505,7 +526,12 @@ def main(argv: list[str]) -> int:
         for item in rest:
             name, eq, path = item.partition("=")
             with open(path if eq else name) as f:
-                docs.append((name if eq else f"run {len(docs) + 1}", json.load(f)))
+                doc = json.load(f)
+            parts = by_order(doc)
+            if eq or len(parts) == 1:
+                docs.append((name if eq else parts[0][0], doc))
+            else:
+                docs += parts
     except (OSError, ValueError) as e:
         print(f"cuport: error: {e}", file=sys.stderr)
         return 2

@@ -17,6 +17,15 @@ def _int_list(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
 
 
+def _orders(text: str) -> tuple[str, ...]:
+    orders = tuple(o.strip() for o in text.split(",") if o.strip())
+    bad = [o for o in orders if o not in ("forward", "reverse", "alternate")]
+    if bad or not orders:
+        raise argparse.ArgumentTypeError(f"unknown order {', '.join(bad) or repr(text)} "
+                                         f"(known: forward, reverse, alternate)")
+    return orders
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -69,9 +78,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "GFLOP/s and the speed ratio to the CUDA original with a 95%% interval")
     parser.add_argument("--repeat", type=_positive, default=30,
                         help="timed rounds (one launch per target each) with --bench (default 30)")
-    parser.add_argument("--bench-order", choices=["forward", "reverse", "alternate"], default="forward",
-                        help="target order in each bench round: as --targets (ABCABC), reversed (CBACBA) or "
-                             "alternating (ABCCBA)")
+    parser.add_argument("--bench-order", type=_orders, default=("forward",), metavar="ORDER[,ORDER]",
+                        help="target order in each bench round: forward as --targets (ABCABC), reverse (CBACBA) or "
+                             "alternate (ABCCBA); several, e.g. forward,reverse, time the same set-up in each")
     parser.add_argument("--bench-json", metavar="FILE", help="with --bench: write every time and statistic as JSON")
     parser.add_argument("--bench-plot", metavar="FILE.svg",
                         help="with --bench: write an SVG plot of the ratios to CUDA with their intervals")
@@ -160,22 +169,33 @@ def main(args: argparse.Namespace) -> int:
 def _bench(args, cases, targets, failed: bool, refused: bool) -> int:
     """--bench: porter/verify/bench.py times the cases one after the other (never two on the GPU at once)."""
     from porter.verify import bench
-    opts = bench.Options(rounds=args.repeat, order=args.bench_order, timeout=args.timeout,
+    opts = bench.Options(rounds=args.repeat, orders=args.bench_order, timeout=args.timeout,
                          baseline=not args.no_baseline)
-    try:
-        doc = bench.run(cases, targets, opts, args.subgroup_sizes, args.sizes)
-    except ValueError as e:
-        print(f"cuport verify: {e}", file=sys.stderr)
-        return 2
-    doc["bench"]["command"] = ["cuport", "verify", *sys.argv[2:]] if sys.argv[1:2] == ["verify"] else None
-    try:
+    command = ["cuport", "verify", *sys.argv[2:]] if sys.argv[1:2] == ["verify"] else None
+
+    def save(doc: dict) -> None:
+        doc["bench"]["command"] = command
         if args.bench_json:
             with open(args.bench_json, "w") as f:
                 json.dump(doc, f, indent=1)
                 f.write("\n")
+
+    def progress(recs: list, doc: dict) -> None:
+        for rec in recs:                # one line per case and order on stderr while the run goes on
+            cells = [f"{ln['label']} {ln['median_ms']:.4g} ms" + (f" ({ln['ratio']:.3f}x)" if "ratio" in ln else "")
+                     if "median_ms" in ln else f"{ln['label']} {ln['status']}" for ln in rec["lanes"]]
+            print(f"bench: {rec['case']} [{rec['order']}]: " + ", ".join(cells), file=sys.stderr, flush=True)
+        save(doc)
+
+    try:
+        doc = bench.run(cases, targets, opts, args.subgroup_sizes, args.sizes, progress=progress)
+        save(doc)
         if args.bench_plot:
             with open(args.bench_plot, "w") as f:
-                f.write(bench.svg_plot([(args.bench_order, doc)]))
+                f.write(bench.svg_plot(bench.by_order(doc)))
+    except ValueError as e:
+        print(f"cuport verify: {e}", file=sys.stderr)
+        return 2
     except OSError as e:
         print(f"cuport verify: error: {e}", file=sys.stderr)
         return 2
