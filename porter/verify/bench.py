@@ -418,7 +418,7 @@ def markdown_table(docs: list[tuple[str, dict]]) -> str:
                     cells += [why, "-"]
                     continue
                 rate = ""
-                if other.get("gflops") and other["gflops"] > 1000:
+                if other.get("gflops") and other["gflops"] > 1000 and other.get("gbps", 0) < 100:
                     rate = f", {other['gflops'] / 1000:.1f} TFLOP/s"
                 elif other.get("gbps"):
                     rate = f", {other['gbps']:.0f} GB/s"
