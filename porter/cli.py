@@ -149,7 +149,7 @@ def _missing(module, exc) -> int:
 def _translate_args(parser) -> None:
     parser.add_argument("--to", choices=["hip", "glsl", "opencl"], default="hip", help="target (default: hip)")
     try:
-        from porter.translate import hip_cli
+        from porter.translate.hip import cli as hip_cli
     except ImportError:
         hip_cli = None
     try:

@@ -12,7 +12,7 @@ import importlib
 from dataclasses import dataclass, field
 
 TARGETS: dict[str, str] = {
-    "hip": "porter.translate.hip:translate",
+    "hip": "porter.translate.hip.translator:translate",
     "glsl": "porter.translate.glsl:translate",
     "opencl": "porter.translate.opencl:translate",
 }
@@ -27,7 +27,7 @@ class TranslationResult:
     manifests: dict = field(default_factory=dict)    # glsl / opencl: {kernel: manifest dict}
     diagnostics: list = field(default_factory=list)  # porter.diagnostics.Diagnostic
     failed_kernels: dict = field(default_factory=dict)   # {kernel: reason}
-    stats: object | None = None                      # porter.translate.stats.FileStats (hip)
+    stats: object | None = None                      # porter.translate.hip.stats.FileStats (hip)
     includes: list = field(default_factory=list)     # project headers the file includes (resolved paths)
     extra: dict = field(default_factory=dict)
 
