@@ -153,7 +153,7 @@ def _translate_args(parser) -> None:
     except ImportError:
         hip_cli = None
     try:
-        from porter.translate import kernel_cli
+        from porter.translate.kernel import cli as kernel_cli
     except ImportError:
         kernel_cli = None
     # both front ends share one argument set; options that do not apply to a target are ignored by it

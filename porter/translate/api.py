@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 TARGETS: dict[str, str] = {
     "hip": "porter.translate.hip.translator:translate",
-    "glsl": "porter.translate.glsl:translate",
-    "opencl": "porter.translate.opencl:translate",
+    "glsl": "porter.translate.kernel.glsl:translate",
+    "opencl": "porter.translate.kernel.opencl:translate",
 }
 
 

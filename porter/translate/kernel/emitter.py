@@ -1,6 +1,6 @@
 """The one walk: a kernel's Node tree (and the __device__ functions it calls) -> target text. The emitter knows C
 semantics (types, the usual arithmetic conversions, pointers as array + offset, the warp-synchronous tail
-lowering); the target (porter.translate.target.Target subclasses) knows how to spell them."""
+lowering); the target (porter.translate.kernel.target.Target subclasses) knows how to spell them."""
 from __future__ import annotations
 
 import ctypes
@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 from porter.frontend.lexer import split_top_level
 from porter.frontend.affine import analysis
 from porter.frontend.model import MAX_NESTING, result_type_spelling
-from porter.translate import ctype as ct
-from porter.translate import refs, warp_sizing
-from porter.translate.ctype import BOOL, F32, F64, I32, I64, U32, U64, CType
-from porter.translate.target import (BINARY_PREC, PREC_ASSIGN, PREC_COMMA, PREC_COND, PREC_PRIMARY,
+from porter.translate.kernel import ctype as ct
+from porter.translate import warp_sizing
+from porter.translate.kernel import refs
+from porter.translate.kernel.ctype import BOOL, F32, F64, I32, I64, U32, U64, CType
+from porter.translate.kernel.target import (BINARY_PREC, PREC_ASSIGN, PREC_COMMA, PREC_COND, PREC_PRIMARY,
                                      PREC_UNARY, E, Target, TranslationError, wrap)
 
 _CASTS = ("CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR", "CXX_FUNCTIONAL_CAST_EXPR", "CXX_CONST_CAST_EXPR",

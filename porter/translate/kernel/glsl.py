@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import math
 
-from porter.translate import ctype as ct
+from porter.translate.kernel import ctype as ct
 from porter.translate import warp_sizing
-from porter.translate.ctype import BOOL, F32, F64, I32, U32, CType
-from porter.translate.emitter import PtrBinding, Root
-from porter.translate.manifest import (DEFAULT_LOCAL_SIZE, access_of, glsl_manifest, layout_matches_c,
+from porter.translate.kernel.ctype import BOOL, F32, F64, I32, U32, CType
+from porter.translate.kernel.emitter import PtrBinding, Root
+from porter.translate.kernel.manifest import (DEFAULT_LOCAL_SIZE, access_of, glsl_manifest, layout_matches_c,
                                       param_layout)
-from porter.translate.manifest import type_name as mtype
-from porter.translate.target import PREC_ADD, PREC_PRIMARY, PREC_REL, PREC_UNARY, E, Target, literal_int_text, wrap
+from porter.translate.kernel.manifest import type_name as mtype
+from porter.translate.kernel.target import PREC_ADD, PREC_PRIMARY, PREC_REL, PREC_UNARY, E, Target, literal_int_text, wrap
 
 RESERVED = frozenset("""
 attribute const uniform varying buffer shared coherent volatile restrict readonly writeonly atomic_uint layout
@@ -943,5 +943,5 @@ class GlslTarget(Target):
 
 def translate(path: str, text: str | None = None, **options):
     """GLSL compute shaders for every kernel of a CUDA file (porter.translate.api target)."""
-    from porter.translate.driver import translate_path
+    from porter.translate.kernel.driver import translate_path
     return translate_path(path, "glsl", GlslTarget(**options), text=text, **options)

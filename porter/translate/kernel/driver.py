@@ -12,15 +12,16 @@ from porter.frontend.parse import ParseOptions
 from porter.lint.helpers import launches_of
 from porter.lint.registry import RULES
 from porter.source import SourceFile, read_source
-from porter.translate import ctype as ct
-from porter.translate import integrity, units
+from porter.translate.kernel import ctype as ct
+from porter.translate import integrity
+from porter.translate.kernel import units
 from porter.translate.api import TranslationResult
 from porter.translate.portability import lint_and_fix
-from porter.translate.emitter import KernelEmitter, Unit
+from porter.translate.kernel.emitter import KernelEmitter, Unit
 from porter.translate.launch import instances, launch_shapes
 from porter.translate import warp_sizing
-from porter.translate.target import TranslationError
-from porter.translate.validate import limit_problems
+from porter.translate.kernel.target import TranslationError
+from porter.translate.kernel.validate import limit_problems
 
 # lint families reported with a translation: warp-size assumptions and warp-synchronous code (the lane-mask
 # rules CP2xx concern HIP's 64-bit masks; these targets drop masks and refuse partial ones themselves)
@@ -195,7 +196,7 @@ def translate_path(path: str, target_name: str, target, text: str | None = None,
     result.diagnostics.sort(key=Diagnostic.sort_key)
     if validate:
         # a validator's rejection removes the output: nothing written, the kernel is refused (exit 1)
-        from porter.translate.validate import check_result
+        from porter.translate.kernel.validate import check_result
         result.extra["validation"] = check_result(result)
         for label, em, _shape in outputs:
             if label in result.extra["rejected_kernels"]:

@@ -8,12 +8,12 @@ from __future__ import annotations
 import math
 import re
 
-from porter.translate import ctype as ct
+from porter.translate.kernel import ctype as ct
 from porter.translate import warp_sizing
-from porter.translate.ctype import F32, F64, I32, U32, CType
-from porter.translate.emitter import PtrBinding, Root
-from porter.translate.manifest import DEFAULT_LOCAL_SIZE, cl_type_name, opencl_manifest
-from porter.translate.target import PREC_PRIMARY, PREC_UNARY, E, Target, literal_int_text, wrap
+from porter.translate.kernel.ctype import F32, F64, I32, U32, CType
+from porter.translate.kernel.emitter import PtrBinding, Root
+from porter.translate.kernel.manifest import DEFAULT_LOCAL_SIZE, cl_type_name, opencl_manifest
+from porter.translate.kernel.target import PREC_PRIMARY, PREC_UNARY, E, Target, literal_int_text, wrap
 
 RESERVED = frozenset("""
 kernel __kernel global __global local __local constant __constant private __private read_only write_only
@@ -178,7 +178,7 @@ class OpenclTarget(Target):
             clash = [n for n, (text, _t, _v) in em.consts.items() if consts.get(n, text) != text]
             clash += [f for f, text in em.functions.values() if functions.get(f, text) != text]
             if clash:
-                from porter.translate.driver import make_diagnostic
+                from porter.translate.kernel.driver import make_diagnostic
                 msg = f"kernel `{label}` not translated: `{clash[0]}` is defined differently by another kernel"
                 result.failed_kernels[label] = "CP907: " + msg[msg.index(":") + 2:]
                 result.diagnostics.append(make_diagnostic(unit.model.source, "CP907", em.fn.node.start,
@@ -732,5 +732,5 @@ class OpenclTarget(Target):
 
 def translate(path: str, text: str | None = None, **options):
     """One OpenCL C 1.2 file with every kernel of a CUDA file (porter.translate.api target)."""
-    from porter.translate.driver import translate_path
+    from porter.translate.kernel.driver import translate_path
     return translate_path(path, "opencl", OpenclTarget(**options), text=text, **options)

@@ -5,8 +5,8 @@ their differences. Anything a target cannot express goes through unsupported(), 
 construct's location: no output for that kernel, never silently wrong code."""
 from __future__ import annotations
 
-from porter.translate import ctype as ct
-from porter.translate.ctype import CType
+from porter.translate.kernel import ctype as ct
+from porter.translate.kernel.ctype import CType
 
 # C precedence levels (lower binds tighter); the emitter parenthesises from these
 PREC_PRIMARY, PREC_UNARY, PREC_MUL, PREC_ADD, PREC_SHIFT, PREC_REL, PREC_EQ = 1, 2, 3, 4, 5, 6, 7
@@ -66,7 +66,7 @@ class Target:
     size_t_64 = True               # sizeof is 64-bit
     ballot_type = None             # the target type a ballot mask has in a variable
 
-    # hooks (see porter/translate/glsl.py for the full set with GLSL's answers):
+    # hooks (see porter/translate/kernel/glsl.py for the full set with GLSL's answers):
     # begin_kernel(em) / end_kernel(em) / assemble(result, outputs, unit)
     # type_name(t) literal(v, t) convert(e, dst, explicit, implicit_ok) unsigned_negate(e) signed_remainder(a, b, t)
     # array_decl / array_constructor / vector_constructor / struct_constructor / global_const / loop_attribute
