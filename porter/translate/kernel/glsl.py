@@ -9,11 +9,12 @@ import math
 from porter.translate.kernel import ctype as ct
 from porter.translate import warp_sizing
 from porter.translate.kernel.ctype import BOOL, F32, F64, I32, U32, CType
-from porter.translate.kernel.emitter import PtrBinding, Root
+from porter.translate.kernel.pointers import PtrBinding, Root
 from porter.translate.kernel.manifest import (DEFAULT_LOCAL_SIZE, access_of, glsl_manifest, layout_matches_c,
                                       param_layout)
 from porter.translate.kernel.manifest import type_name as mtype
-from porter.translate.kernel.target import PREC_ADD, PREC_PRIMARY, PREC_REL, PREC_UNARY, E, Target, literal_int_text, wrap
+from porter.translate.kernel.target import (PREC_ADD, PREC_PRIMARY, PREC_REL, PREC_UNARY, E, Target,
+                                            literal_int_text, wrap)
 
 RESERVED = frozenset("""
 attribute const uniform varying buffer shared coherent volatile restrict readonly writeonly atomic_uint layout

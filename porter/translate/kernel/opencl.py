@@ -11,7 +11,7 @@ import re
 from porter.translate.kernel import ctype as ct
 from porter.translate import warp_sizing
 from porter.translate.kernel.ctype import F32, F64, I32, U32, CType
-from porter.translate.kernel.emitter import PtrBinding, Root
+from porter.translate.kernel.pointers import PtrBinding, Root
 from porter.translate.kernel.manifest import DEFAULT_LOCAL_SIZE, cl_type_name, opencl_manifest
 from porter.translate.kernel.target import PREC_PRIMARY, PREC_UNARY, E, Target, literal_int_text, wrap
 
