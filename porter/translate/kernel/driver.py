@@ -12,16 +12,16 @@ from porter.frontend.parse import ParseOptions
 from porter.lint.helpers import launches_of
 from porter.lint.registry import RULES
 from porter.source import SourceFile, read_source
-from porter.translate.kernel import ctype as ct
 from porter.translate import integrity
-from porter.translate.kernel import units
-from porter.translate.api import TranslationResult
-from porter.translate.portability import lint_and_fix
-from porter.translate.kernel.emitter import KernelEmitter, Unit
-from porter.translate.launch import instances, launch_shapes
 from porter.translate import warp_sizing
+from porter.translate.api import TranslationResult
+from porter.translate.kernel import ctype as ct
+from porter.translate.kernel import units
+from porter.translate.kernel.emitter import KernelEmitter, Unit
 from porter.translate.kernel.target import TranslationError
 from porter.translate.kernel.validate import limit_problems
+from porter.translate.launch import instances, launch_shapes
+from porter.translate.portability import lint_and_fix
 
 # lint families reported with a translation: warp-size assumptions and warp-synchronous code (the lane-mask
 # rules CP2xx concern HIP's 64-bit masks; these targets drop masks and refuse partial ones themselves)

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import math
 
+from porter.translate import warp_sizing
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import intrinsics
-from porter.translate import warp_sizing
 from porter.translate.kernel.ctype import BOOL, I32, U32, CType
-from porter.translate.kernel.pointers import PtrBinding, Root
 from porter.translate.kernel.glsl_builtins import SHUFFLES, GlslBuiltins
 from porter.translate.kernel.manifest import (DEFAULT_LOCAL_SIZE, access_of, glsl_manifest, layout_matches_c,
-                                      param_layout)
+                                              param_layout)
 from porter.translate.kernel.manifest import type_name as mtype
+from porter.translate.kernel.pointers import PtrBinding, Root
 from porter.translate.kernel.target import (PREC_ADD, PREC_PRIMARY, PREC_REL, PREC_UNARY, E, Target,
                                             literal_int_text, wrap)
 

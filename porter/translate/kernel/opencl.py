@@ -8,12 +8,12 @@ from __future__ import annotations
 import math
 import re
 
-from porter.translate.kernel import ctype as ct
 from porter.translate import warp_sizing
+from porter.translate.kernel import ctype as ct
 from porter.translate.kernel.ctype import I32, U32, CType
+from porter.translate.kernel.manifest import DEFAULT_LOCAL_SIZE, cl_type_name, opencl_manifest
 from porter.translate.kernel.opencl_builtins import ATOMIC_CL, SHUFFLES, SPACE, OpenclBuiltins
 from porter.translate.kernel.pointers import PtrBinding, Root
-from porter.translate.kernel.manifest import DEFAULT_LOCAL_SIZE, cl_type_name, opencl_manifest
 from porter.translate.kernel.target import PREC_PRIMARY, PREC_UNARY, E, Target, literal_int_text, wrap
 
 RESERVED = frozenset("""
