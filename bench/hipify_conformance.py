@@ -104,12 +104,12 @@ def blank_comments(text: str) -> str:
 
 
 def flatten_includes(text: str) -> str:
-    from porter.translate.hip_tables import flat_header
+    from porter.translate.hip.tables import flat_header
     return _INCLUDE.sub(lambda m: m.group(1) + flat_header(m.group(2)) + m.group(3), text)
 
 
 def translate_cuport(path: str, text: str, opts: dict) -> str:
-    from porter.translate.hip import translate
+    from porter.translate.hip.translator import translate
     res = translate(path, text, portability_fixes=False, launch_syntax=opts["launch_syntax"], roc=opts["roc"],
                     miopen=opts["miopen"], defines=opts["defines"])
     if res.extra.get("refused"):

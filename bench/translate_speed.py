@@ -1,7 +1,7 @@
 """Per-file speed of `cuport translate --to hip` in ONE invocation over many files (start-up paid once).
 
 Inputs: the examples plus generated CUDA programs (host code, macros, kernels with shared memory and warp
-shuffles) of three sizes. Runs the real command line (`python -m porter.translate.hip_cli --output-dir ...
+shuffles) of three sizes. Runs the real command line (`python -m porter.translate.hip.cli --output-dir ...
 --print-stats=json`) and reads each file's own time from the statistics; the start-up (interpreter, imports,
 libclang) is measured separately by translating one tiny file.
 
@@ -157,7 +157,7 @@ def generate(directory: str, count: int, seed: int = 7) -> list[str]:
 
 
 def run_cli(inputs: list[str], out_dir: str, extra: list[str]) -> tuple[float, dict]:
-    cmd = [sys.executable, "-m", "porter.translate.hip_cli", *inputs, "--output-dir", out_dir,
+    cmd = [sys.executable, "-m", "porter.translate.hip.cli", *inputs, "--output-dir", out_dir,
            "--print-stats=json", "-q", "--exit-zero", *extra]
     t0 = time.perf_counter()
     r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT))

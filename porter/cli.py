@@ -147,23 +147,23 @@ def _missing(module, exc) -> int:
 
 
 def _translate_args(parser) -> None:
-    parser.add_argument("--to", choices=["hip", "glsl", "opencl"], default="hip", help="target (default: hip)")
-    try:
-        from porter.translate import hip_cli
-    except ImportError:
-        hip_cli = None
-    try:
-        from porter.translate import kernel_cli
-    except ImportError:
-        kernel_cli = None
-    # both front ends share one argument set; options that do not apply to a target are ignored by it
+    import importlib
+
+    from porter.translate.api import TARGETS
+    parser.add_argument("--to", choices=list(TARGETS), default="hip", help="target (default: hip)")
+    clis = {}
+    for name, info in TARGETS.items():
+        try:
+            clis[name] = importlib.import_module(info.cli)
+        except ImportError:
+            clis[name] = None
+    # the front ends share one argument set; options that do not apply to a target are ignored by it
     seen = set()
-    for mod in (hip_cli, kernel_cli):
-        if mod is not None:
-            mod.add_arguments(_Dedup(parser, seen))
+    for mod in dict.fromkeys(m for m in clis.values() if m is not None):
+        mod.add_arguments(_Dedup(parser, seen))
 
     def dispatch(args):
-        mod = hip_cli if args.to == "hip" else kernel_cli
+        mod = clis.get(args.to)
         if mod is None:
             return _missing(f"translate --to {args.to}", "not installed")
         return mod.main(args)

@@ -42,7 +42,8 @@ def main(args) -> int:
     except OSError as exc:
         print(f"cuport: error: {out}: cannot create the output directory: {exc.strerror or exc}", file=sys.stderr)
         return 2
-    for target in ("hip", "glsl", "opencl"):
+    from porter.translate.api import target_names
+    for target in target_names():
         _banner(f"cuport translate --to {target} {ex} -> {out}/{target}")
         argv = ["translate", "--to", target, ex, "--output-dir", os.path.join(out, target)]
         if target == "hip":

@@ -601,7 +601,7 @@ def failed_translation(path: str, target: str, message: str):
     from porter.translate.api import TranslationResult
     stats = None
     if target == "hip":
-        from porter.translate.stats import FileStats
+        from porter.translate.hip.stats import FileStats
         stats = FileStats(path, parse_errors=1)
     return TranslationResult(path, target, diagnostics=[diagnostic(path, message)], stats=stats,
                              extra={"refused": message, "gave_up": message})

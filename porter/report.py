@@ -461,6 +461,7 @@ def render_table(rep: dict) -> str:
 
 
 def add_arguments(p) -> None:
+    from porter.translate.api import target_names
     p.add_argument("paths", nargs="+", help=".cu files")
     p.add_argument("--arch", action="append", help="targets, comma separated (default: target-arch from the "
                    "configuration: sm_90,gfx90a,gfx1030,vulkan)")
@@ -474,7 +475,7 @@ def add_arguments(p) -> None:
     p.add_argument("--html", metavar="DIR", help="write the porting report page to DIR/report.html: findings, "
                    "translation status per target, occupancy (and verify results with --verify)")
     p.add_argument("--translate-targets", action="append", metavar="T,T",
-                   help="html: translation targets to try (default: hip,glsl,opencl)")
+                   help=f"html: translation targets to try (default: {','.join(target_names())})")
     p.add_argument("--verify", action="store_true", help="html: also run cuport verify on the files' cases (slow)")
     p.add_argument("--verify-targets", default="cuda,hip-nvidia,hip-amd,vulkan,opencl",
                    help="html --verify: verify targets (missing backends are skipped with the reason)")

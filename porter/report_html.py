@@ -20,8 +20,8 @@ import sys
 import time
 
 from porter import __version__
+from porter.translate.api import TARGETS, target_names
 
-TRANSLATION_TARGETS = ("hip", "glsl", "opencl")
 SEV_CLASS = {"C": "wrong result, hang or crash", "P": "performance", "B": "build break or missing feature"}
 STATUS_TEXT = {"translated": "translated", "manual": "needs manual work", "refused": "refused"}
 
@@ -59,8 +59,8 @@ def _translation(path, text, target, popts, settings) -> dict:
     """{status, reason, diagnostics, kernels: {name: {status, reason}}} for one target."""
     from porter.translate.api import translate_file
     opts = {"text": text, "include_dirs": list(popts.include_dirs or []), "defines": list(popts.defines or [])}
-    if target == "hip":
-        opts["settings"] = settings
+    if not TARGETS[target].kernel:
+        opts["settings"] = settings           # HIP reads the project's lint settings
     try:
         res = translate_file(path, target, **opts)
     except Exception as exc:          # a translator bug costs this target of this file only, and is shown
@@ -104,17 +104,18 @@ def _kernel_status(f: dict, target: str, k: dict) -> dict:
     if inside:
         return {"status": "manual", "reason": "; ".join(f"line {d['row']}: {d['code']} {d['message']}"
                                                       for d in inside)}
-    if own is None and target != "hip":
+    if own is None and TARGETS[target].kernel:
         return {"status": "manual", "reason": "no output for this kernel"}
     return {"status": "translated", "reason": ""}
 
 
 def collect(paths, settings, archs, registers="default", compile_timeout=120, popts=None, limits=None,
-            targets=TRANSLATION_TARGETS, verify=None, progress=None) -> dict:
+            targets=None, verify=None, progress=None) -> dict:
     """The run's data. verify: None, or {targets, subgroups, bench, repeat, timeout, jobs} to run porter.verify."""
     from porter import isolate
     from porter.frontend.parse import ParseOptions
     popts = popts or ParseOptions()
+    targets = targets or target_names()
     limits = limits or isolate.Limits.of(settings)
     t0 = time.monotonic()
     files, errors = [], []
@@ -422,11 +423,11 @@ def main(args, archs, settings, registers, popts, limits) -> int:
             paths.append(p)
     if not paths:
         return 2
-    targets = [t.strip() for item in (args.translate_targets or ["hip,glsl,opencl"]) for t in item.split(",")
+    targets = [t.strip() for item in (args.translate_targets or [",".join(target_names())]) for t in item.split(",")
                if t.strip()]
-    bad = [t for t in targets if t not in TRANSLATION_TARGETS]
+    bad = [t for t in targets if t not in target_names()]
     if bad:
-        print(f"cuport: error: unknown translation target {', '.join(bad)} (known: {', '.join(TRANSLATION_TARGETS)})",
+        print(f"cuport: error: unknown translation target {', '.join(bad)} (known: {', '.join(target_names())})",
               file=sys.stderr)
         return 2
     verify = None

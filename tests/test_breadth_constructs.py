@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from porter.translate.api import translate_file
-from porter.translate.validate import opencl_context, tool
+from porter.translate.kernel.validate import opencl_context, tool
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(ROOT, "tests", "fixtures", "breadth")

@@ -156,7 +156,7 @@ def test_missing_header_and_header_with_an_error(tmp_path):
 
 def test_emitters_never_see_the_broken_code():
     """No exception, no refused kernel in any output, every output valid: the broken fixtures on both targets."""
-    from porter.translate.validate import opencl_context, tool, validate_glsl, validate_opencl
+    from porter.translate.kernel.validate import opencl_context, tool, validate_glsl, validate_opencl
     for name in sorted(n for n in os.listdir(FIX) if n.endswith(".cu")):
         for target in TARGETS:
             res = translate_file(fx(name), target)

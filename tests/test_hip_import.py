@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from porter.translate import hip_tables
+from porter.translate.hip import tables as hip_tables
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _spec = importlib.util.spec_from_file_location("import_hipify_tables",
@@ -177,7 +177,7 @@ def test_repository_tables_record_their_source():
 
 
 def test_translate_flags_select_rows_and_layout():
-    from porter.translate.hip import translate
+    from porter.translate.hip.translator import translate
     src = "#include <cublas_v2.h>\n#include <cudnn.h>\nvoid f() { cudaBindTexture(0, 0, 0, 0, 0); cudnnHandle_t h; }\n"
     plain = translate("t.cu", src, portability_fixes=False)
     assert "hipBindTexture(" in plain.text and "<hipblas/hipblas.h>" in plain.text and "<hipDNN.h>" in plain.text

@@ -18,7 +18,7 @@ import re
 
 import pytest
 
-from porter.translate.hip import translate
+from porter.translate.hip.translator import translate
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = sorted(glob.glob(os.path.join(ROOT, "tests", "fixtures", "hip_lit", "*.cu")))

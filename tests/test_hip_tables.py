@@ -3,8 +3,8 @@ import shutil
 
 import pytest
 
-from porter.translate import hip_docs, hip_tables
-from porter.translate.hip_tables import AREAS, FLAGS, Mapping
+from porter.translate.hip import docs as hip_docs, tables as hip_tables
+from porter.translate.hip.tables import AREAS, FLAGS, Mapping
 
 
 @pytest.mark.parametrize("area", AREAS)
@@ -180,5 +180,5 @@ def test_missing_hip_name_needs_unsupported_flag(scratch_rules):
 
 def test_support_doc_is_up_to_date():
     path = hip_docs.default_output()
-    assert path.exists(), "run: python -m porter.translate.hip_docs"
-    assert path.read_text(encoding="utf-8") == hip_docs.render(), "run: python -m porter.translate.hip_docs"
+    assert path.exists(), "run: python -m porter.translate.hip.docs"
+    assert path.read_text(encoding="utf-8") == hip_docs.render(), "run: python -m porter.translate.hip.docs"

@@ -119,7 +119,7 @@ def test_a_file_changed_while_processing_is_not_overwritten(k, monkeypatch, caps
         _stage_a_concurrent_edit(monkeypatch, mod, "_run", k, edited)
         rc = main(["lint", "--no-cache", "--fix", str(k)])
     else:
-        import porter.translate.hip as mod
+        import porter.translate.hip.translator as mod
         _stage_a_concurrent_edit(monkeypatch, mod, "translate", k, edited)
         rc = main(["translate", "--to", "hip", "--inplace", "--no-backup", str(k)])
     err = capsys.readouterr().err

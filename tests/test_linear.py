@@ -12,7 +12,7 @@ import pytest
 from porter.diagnostics import Edit
 from porter.frontend.lexer import tokenize
 from porter.source import OverlappingEdits, apply_edits, select_edits
-from porter.translate.stats import changed_line_count
+from porter.textdiff import changed_line_count
 
 
 @pytest.fixture
@@ -245,7 +245,7 @@ def _mutated(rng, a):
 
 
 def test_unified_diff_is_difflibs_on_ordinary_files():
-    from porter.translate.stats import unified_diff
+    from porter.textdiff import unified_diff
     rng = random.Random(5)
     for _ in range(300):
         a = [rng.choice(["}\n", "\n", "x\n", f"u{rng.randint(0, 9)}\n"]) for _ in range(rng.randint(0, 40))]
@@ -263,7 +263,7 @@ def test_unified_diff_is_difflibs_on_ordinary_files():
 
 
 def test_anchored_unified_diff_applies_and_is_minimal_on_local_fixes(monkeypatch, hang_guard):
-    from porter.translate import stats
+    from porter import textdiff as stats
     monkeypatch.setattr(stats, "_DIFF_EXACT_LINES", 0)      # the anchored path on every input
     rng = random.Random(8)
     for _ in range(300):

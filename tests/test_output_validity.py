@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from porter.translate.api import translate_file
-from porter.translate.validate import TEST_REJECT_ENV, opencl_context, tool
+from porter.translate.kernel.validate import TEST_REJECT_ENV, opencl_context, tool
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGETS = ("glsl", "opencl")

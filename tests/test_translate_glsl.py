@@ -12,7 +12,7 @@ import shutil
 import pytest
 
 from porter.translate.api import translate_file
-from porter.translate.validate import validate_glsl
+from porter.translate.kernel.validate import validate_glsl
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(ROOT, "tests", "fixtures", "glsl")

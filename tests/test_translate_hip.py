@@ -16,11 +16,11 @@ import sys
 
 import pytest
 
-from porter.translate import hip_tables
+from porter.translate.hip import tables as hip_tables
 from porter.translate.api import translate_file
-from porter.translate.hip import translate
-from porter.translate.hip_handlers import HANDLERS
-from porter.translate import stats as S
+from porter.translate.hip.translator import translate
+from porter.translate.hip.handlers import HANDLERS
+from porter.translate.hip import stats as S
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(ROOT, "tests", "fixtures", "hip")
@@ -386,7 +386,7 @@ def test_lane_modulo_32_becomes_warpsize():
 
 
 def test_ballot_becomes_64_bit():
-    from porter.translate.hip import portability_codes
+    from porter.translate.portability import portability_codes
     if not {"CP201", "CP202"} <= portability_codes():
         pytest.skip("CP201/CP202 rules not present")
     res = translate(os.path.join(FIX, "portability.cu"))
@@ -477,7 +477,7 @@ def test_parse_error_file():
 
 def cli(*argv, cwd=None, stdin=None):
     env = dict(os.environ, PYTHONPATH=ROOT)
-    return subprocess.run([sys.executable, "-m", "porter.translate.hip_cli", *argv], cwd=cwd, env=env,
+    return subprocess.run([sys.executable, "-m", "porter.translate.hip.cli", *argv], cwd=cwd, env=env,
                           capture_output=True, text=True, input=stdin, timeout=120)
 
 
@@ -565,7 +565,7 @@ def test_cli_inplace_backup(proj):
 
 
 def test_cli_interrupted_write_leaves_no_partial_file(proj, monkeypatch):
-    from porter.translate import hip_cli
+    from porter.translate.hip import cli as hip_cli
     src = proj / "src" / "host.cpp"
     original = src.read_bytes()
 

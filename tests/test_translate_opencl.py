@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from porter.translate.api import translate_file
-from porter.translate.validate import opencl_context, validate_opencl
+from porter.translate.kernel.validate import opencl_context, validate_opencl
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(ROOT, "tests", "fixtures", "glsl")

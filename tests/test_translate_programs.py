@@ -37,7 +37,7 @@ def _translate_all(out_root):
     for name in NAMES:
         src = _main_file(os.path.join(PROGRAMS, name))
         out = os.path.join(out_root, name)
-        r = subprocess.run([sys.executable, "-m", "porter.translate.hip_cli", "--include-headers",
+        r = subprocess.run([sys.executable, "-m", "porter.translate.hip.cli", "--include-headers",
                             "--output-dir", out, src], cwd=ROOT, capture_output=True, text=True, timeout=300)
         assert r.returncode in (0, 1), r.stderr
         res[name] = (os.path.join(out, os.path.basename(src)), r.stderr, r.returncode)
@@ -133,7 +133,7 @@ def test_programs_compile_for_gfx90a(translated, tmp_path):
 # --- the translator behaviours these programs rely on -----------------------------------------------------------
 
 def _hip(src, **kw):
-    from porter.translate.hip import translate
+    from porter.translate.hip.translator import translate
     return translate(os.path.join(PROGRAMS, "t.cu"), src, **kw)
 
 
@@ -192,7 +192,7 @@ def test_math_constants_fallback_for_old_hip():
 
 
 def test_api_newer_than_the_installed_hip_is_reported():
-    from porter.translate.hip import installed_hip_names
+    from porter.translate.hip.includes import installed_hip_names
     known = installed_hip_names()
     if known is None:
         pytest.skip("no HIP installation to compare with")

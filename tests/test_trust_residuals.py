@@ -18,7 +18,7 @@ import pytest
 
 from porter.lint.checker import fix_source, lint_source
 from porter.source import SourceFile
-from porter.translate import validate as V
+from porter.translate.kernel import validate as V
 from porter.translate.api import translate_file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

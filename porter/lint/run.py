@@ -165,7 +165,7 @@ def main(args) -> int:
             if args.diff:
                 original = read_source(path).text
                 # difflib's own diff for ordinary files; anchored (near-linear) past a size where it is quadratic
-                from porter.translate.stats import unified_diff
+                from porter.textdiff import unified_diff
                 sys.stdout.write("".join(unified_diff(
                     original.splitlines(True), text.splitlines(True), f"a/{shown}", f"b/{shown}")))
             else:

@@ -3,19 +3,38 @@
     from porter.translate.api import translate_file
     res = translate_file("saxpy.cu", "hip", launch_syntax="hip")
 
-Targets register below as "module:function"; the module is imported only when its target is asked for, so
-`cuport lint` never pays for a translator. A target function takes (path, text=None, **options) and returns a
-TranslationResult."""
+TARGETS below is the one list of translation targets: the CLI's `--to` choices and its dispatch, verify, report
+and report_html read it. Each names its translate function as "module:function"; the module is imported only
+when its target is asked for, so `cuport lint` never pays for a translator. A target function takes
+(path, text=None, **options) and returns a TranslationResult. Adding a target: a Target subclass
+(porter.translate.kernel.target) and an entry here (docs/architecture.md, "How to add a target")."""
 from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
 
-TARGETS: dict[str, str] = {
-    "hip": "porter.translate.hip:translate",
-    "glsl": "porter.translate.glsl:translate",
-    "opencl": "porter.translate.opencl:translate",
-}
+
+@dataclass(frozen=True)
+class TargetInfo:
+    name: str
+    entry: str                   # "module:function" taking (path, text=None, **options) -> TranslationResult
+    cli: str                     # the module whose add_arguments(parser) / main(args) serve `translate --to NAME`
+    title: str                   # how reports name it
+    kernel: bool = True          # an AST kernel translator: the case's -D defines specialise its output
+    per_kernel: bool = False     # one output per kernel (TranslationResult.shaders) instead of one file (.text)
+
+
+TARGETS: dict[str, TargetInfo] = {t.name: t for t in (
+    TargetInfo("hip", "porter.translate.hip.translator:translate", "porter.translate.hip.cli", "HIP", kernel=False),
+    TargetInfo("glsl", "porter.translate.kernel.glsl:translate", "porter.translate.kernel.cli", "Vulkan GLSL",
+               per_kernel=True),
+    TargetInfo("opencl", "porter.translate.kernel.opencl:translate", "porter.translate.kernel.cli", "OpenCL C"),
+)}
+
+
+def target_names() -> tuple[str, ...]:
+    """The translation targets, in the order the CLI and the reports list them."""
+    return tuple(TARGETS)
 
 
 @dataclass
@@ -27,7 +46,7 @@ class TranslationResult:
     manifests: dict = field(default_factory=dict)    # glsl / opencl: {kernel: manifest dict}
     diagnostics: list = field(default_factory=list)  # porter.diagnostics.Diagnostic
     failed_kernels: dict = field(default_factory=dict)   # {kernel: reason}
-    stats: object | None = None                      # porter.translate.stats.FileStats (hip)
+    stats: object | None = None                      # porter.translate.hip.stats.FileStats (hip)
     includes: list = field(default_factory=list)     # project headers the file includes (resolved paths)
     extra: dict = field(default_factory=dict)
 
@@ -41,10 +60,10 @@ class UnknownTarget(ValueError):
 
 
 def target_function(target: str):
-    spec = TARGETS.get(target)
-    if spec is None:
+    info = TARGETS.get(target)
+    if info is None:
         raise UnknownTarget(f"unknown translation target '{target}' (known: {', '.join(sorted(TARGETS))})")
-    mod, _, fn = spec.partition(":")
+    mod, _, fn = info.entry.partition(":")
     return getattr(importlib.import_module(mod), fn)
 
 

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from porter.lint.helpers import array_subscripts, for_parts, function_by_call, int_value, warp_index_kind
-from porter.translate.ctype import I32
+from porter.translate.kernel.ctype import I32
 
 # smallest warp a target may run: Vulkan subgroups on the devices we know (lavapipe, Mali, Adreno) go down to
 # 4; OpenCL without sub-groups runs one-lane warps, and cl_khr_subgroups promises nothing better than 1
@@ -457,7 +457,7 @@ def resized(em, decl, info) -> None:
 
 def count(em, n):
     """The real warp count of the block, as an int expression of the target, for a node `plan` marked."""
-    from porter.translate.target import E
+    from porter.translate.kernel.target import E
     pl = getattr(em, "warp_plan", None)
     if pl is None or id(n) not in pl.counts:
         return None

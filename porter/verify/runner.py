@@ -227,7 +227,7 @@ def translator_missing(lang: str) -> str | None:
         return f"no {lang} translation: porter.translate.api is not available ({e})"
     if lang not in getattr(api, "TARGETS", {}):
         return f"no {lang} translation: the translator has no '{lang}' target yet"
-    module = api.TARGETS[lang].partition(":")[0]
+    module = api.TARGETS[lang].entry.partition(":")[0]
     import importlib.util
     try:
         found = importlib.util.find_spec(module) is not None

@@ -52,7 +52,7 @@ def translation(case, target: str) -> tuple[str, dict | None]:
     # instantiated); HIP keeps the preprocessor, so its compiler gets them as -D.
     opts = dict(case.translate)
     opts.update(getattr(load(target), "TRANSLATE_OPTIONS", {}))
-    if lang in ("glsl", "opencl") and case.defines:
+    if api.TARGETS[lang].kernel and case.defines:
         opts["defines"] = [k if v is None else f"{k}={v}" for k, v in case.defines.items()]
     try:
         res = api.translate_file(str(case.source_path), lang, **opts)
@@ -67,10 +67,10 @@ def translation(case, target: str) -> tuple[str, dict | None]:
     if case.kernel in failed:
         raise CompileError(f"translator could not emit '{case.kernel}' for {lang}: {failed[case.kernel]}")
     manifest = (res.manifests or {}).get(case.kernel)
-    if lang == "glsl":
+    if api.TARGETS[lang].per_kernel:
         text = (res.shaders or {}).get(case.kernel)
         if text is None:
-            raise CompileError(f"translator produced no GLSL shader for '{case.kernel}'")
+            raise CompileError(f"translator produced no {api.TARGETS[lang].title} shader for '{case.kernel}'")
         return text, manifest
     return res.text, manifest
 

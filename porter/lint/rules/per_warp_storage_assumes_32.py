@@ -391,7 +391,7 @@ def _check_counts(ctx):
                            f"covers at most as many warps as a warp has lanes, so a block with more warps than that "
                            f"(256 threads on subgroups of 4 or 8, 1024 on 16) loses the other warps' values; fold "
                            f"the slots with a strided loop `for (w = lane; w < nwarps; w += warpSize)` first")
-                    # shape: HIP's 64-lane wavefronts always have as many lanes as warps (translate/hip.py)
+                    # shape: HIP's 64-lane wavefronts always have as many lanes as warps (translate/hip/translator.py)
                     ctx.report(CODE, acc, msg, shape="lane-read", portable=int_value(kind[1]) is None)
 
 

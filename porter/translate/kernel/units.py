@@ -157,7 +157,7 @@ def launched_elsewhere(model, fsrc, result, only: str | None = None) -> list:
     """A diagnostic for each kernel launched in this file whose definition is neither in it nor in the
     project headers it includes (another input of the program defines it, or nobody does): a launched
     kernel left out is never silent."""
-    from porter.translate.driver import make_diagnostic
+    from porter.translate.kernel.driver import make_diagnostic
     defined = {f.name for f in model.kernels if f.body is not None}
     out, seen = [], set()
     result.extra.setdefault("launched_elsewhere", [])

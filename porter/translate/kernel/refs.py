@@ -24,8 +24,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from porter.translate import ctype as ct
-from porter.translate.target import PREC_UNARY, E
+from porter.translate.kernel import ctype as ct
+from porter.translate.kernel.target import PREC_UNARY, E
 
 _CASTS = ("CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR", "CXX_FUNCTIONAL_CAST_EXPR", "CXX_CONST_CAST_EXPR",
           "CXX_REINTERPRET_CAST_EXPR")

@@ -23,6 +23,12 @@ _INT_LITERAL = re.compile(r"^(0[xX][0-9a-fA-F']+|0[bB][01']+|[0-9][0-9']*)([uUlL
 _ALREADY_VOID = re.compile(r"^\(\s*(const\s+)?void\s*\*\s*\)|^reinterpret_cast\s*<|^static_cast\s*<\s*(const\s+)?void")
 
 
+UNSUPPORTED = "CP907"          # unsupported-in-hip: a CUDA API with no HIP equivalent (left as is)
+LAUNCH_KEPT = UNSUPPORTED        # a launch left in <<<...>>> form under --launch-syntax hip (a warning)
+LIBRARY = UNSUPPORTED            # a ROCm library the translation needs (info; warning when it is not installed)
+CODE_NAMES = {UNSUPPORTED: "unsupported-in-hip"}
+
+
 @dataclass
 class Call:
     """`name ( args )` located on the token list: token indexes of the callee, the parentheses, and each

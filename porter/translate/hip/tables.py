@@ -102,11 +102,11 @@ def rules_dir() -> Path:
 
 @lru_cache(maxsize=1)
 def _rules_dir() -> Path:
-    package = Path(__file__).resolve().parent.parent  # .../porter
-    for candidate in (package / "rules", package.parent / "rules"):
-        if (candidate / "hip").is_dir():
-            return candidate
-    raise FileNotFoundError(f"no rules/hip directory next to {package} or inside it")
+    from porter.resources import data_dir
+    candidate = data_dir("rules")
+    if (candidate / "hip").is_dir():
+        return candidate
+    raise FileNotFoundError(f"no rules/hip directory in {candidate}")
 
 
 def table_path(area: str) -> Path:

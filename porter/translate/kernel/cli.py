@@ -211,7 +211,7 @@ def main(args) -> int:
                     status = max(status, 1)
                     if v.get("log"):
                         print(v["log"].rstrip(), file=sys.stderr)
-    from porter.translate.units import left_out
+    from porter.translate.kernel.units import left_out
     for name, where in left_out(results):
         print(f"cuport translate: error: kernel `{name}` is launched in {where} but no input defines it: not "
               "translated (add the file that defines it to the inputs)", file=sys.stderr)
@@ -240,7 +240,7 @@ def _validate_wanted(args, target: str) -> bool:
         return False
     if _opt(args, "validate", False):
         return True
-    from porter.translate import validate as V
+    from porter.translate.kernel import validate as V
     if target == "glsl":
         return V.tool("glslangValidator") is not None
     return V.opencl_context() is not None

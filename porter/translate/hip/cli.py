@@ -30,7 +30,7 @@ STATS_FORMATS = ("text", "csv", "json")
 
 # Other targets plug their command line in here ("module:function", called with the parsed args).
 TARGET_MAINS = {
-    "hip": "porter.translate.hip_cli:main_hip",
+    "hip": "porter.translate.hip.cli:main_hip",
 }
 
 
@@ -208,8 +208,8 @@ def _project_header(path: str, roots: list[str]) -> bool:
 
 def _run(args) -> int:
     from porter.source import OutputError, SourceError, check_outputs, read_source, write_output
-    from porter.translate import stats as S
-    from porter.translate.hip import translate
+    from porter.translate.hip import stats as S
+    from porter.translate.hip.translator import translate
 
     paths = list(_opt(args, "_stats_paths", [])) + list(_opt(args, "paths", []))
     output = _opt(args, "output")
@@ -220,7 +220,7 @@ def _run(args) -> int:
     stats_fmt = _opt(args, "print_stats") or ("text" if examine else None)
     if not paths:
         raise UsageError("no input files")
-    from porter.translate.hip_tables import version_key
+    from porter.translate.hip.tables import version_key
     for flag, v in (("--cuda-version", _opt(args, "cuda_version")), ("--hip-version", _opt(args, "hip_version"))):
         try:
             if v is not None:
@@ -427,7 +427,7 @@ def _rel(path: str, base: str, stdin_filename: str | None) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """A standalone parser (tests and `python -m porter.translate.hip_cli`); cuport's CLI builds its own."""
+    """A standalone parser (tests and `python -m porter.translate.hip.cli`); cuport's CLI builds its own."""
     p = argparse.ArgumentParser(prog="cuport translate --to hip",
                                 description="Translate CUDA to HIP, fixing warp-size assumptions on the way.")
     p.add_argument("--to", default="hip", choices=sorted(TARGET_MAINS))

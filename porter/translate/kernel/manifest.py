@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from porter.translate import ctype as ct
-from porter.translate.ctype import CType
+from porter.translate.kernel import ctype as ct
+from porter.translate.kernel.ctype import CType
 
 PUSH_LIMIT = 128          # bytes every Vulkan device supports (maxPushConstantsSize minimum)
 DEFAULT_LOCAL_SIZE = [256, 1, 1]

@@ -12,14 +12,16 @@ from porter.frontend.parse import ParseOptions
 from porter.lint.helpers import launches_of
 from porter.lint.registry import RULES
 from porter.source import SourceFile, read_source
-from porter.translate import ctype as ct
-from porter.translate import integrity, units
-from porter.translate.api import TranslationResult
-from porter.translate.emitter import KernelEmitter, Unit
-from porter.translate.launch import instances, launch_shapes
+from porter.translate import integrity
 from porter.translate import warp_sizing
-from porter.translate.target import TranslationError
-from porter.translate.validate import limit_problems
+from porter.translate.api import TranslationResult
+from porter.translate.kernel import ctype as ct
+from porter.translate.kernel import units
+from porter.translate.kernel.emitter import KernelEmitter, Unit
+from porter.translate.kernel.target import TranslationError
+from porter.translate.kernel.validate import limit_problems
+from porter.translate.launch import instances, launch_shapes
+from porter.translate.portability import lint_and_fix
 
 # lint families reported with a translation: warp-size assumptions and warp-synchronous code (the lane-mask
 # rules CP2xx concern HIP's 64-bit masks; these targets drop masks and refuse partial ones themselves)
@@ -44,7 +46,6 @@ def make_diagnostic(source: SourceFile, code: str, start: int, end: int, message
 
 
 def _lint_and_fix(source, popts, enabled_fixes: bool):
-    from porter.translate.hip import lint_and_fix
     ns = SimpleNamespace(portability_fixes=enabled_fixes, parse_options=popts, settings=None)
     return lint_and_fix(source, ns)
 
@@ -62,7 +63,7 @@ def translate_path(path: str, target_name: str, target, text: str | None = None,
     popts = ParseOptions(include_dirs=list(include_dirs or ()), defines=pp_defines,
                          extra_args=list(extra_args or ()), compile_commands=compile_commands,
                          header_mode=header_mode)
-    model, lint_diags, fixed = _lint_and_fix(source, popts, portability_fixes)
+    model, lint_diags, fixed, original_diags = _lint_and_fix(source, popts, portability_fixes)
     fsrc = model.source
     result = TranslationResult(path, target_name)
     result.extra["fixes_applied"] = dict(fixed)
@@ -172,9 +173,10 @@ def translate_path(path: str, target_name: str, target, text: str | None = None,
     remaining = [d for d in lint_diags if d.code.startswith(REPORTED_FAMILIES)]
     if fixed:
         # findings without a fix on the original text stay true when other fixes rewrote their evidence
-        # (`partial[32]` indexed by `tid / 32` is still 32 entries after `/ 32` became `/ warpSize`)
+        # (`partial[32]` indexed by `tid / 32` is still 32 entries after `/ 32` became `/ warpSize`); the fix
+        # loop's first round linted the original text already: no second parse of it
         seen = {(d.code, d.row) for d in remaining}
-        for d in _lint_original(source, popts):
+        for d in original_diags:
             if d.fix is None and d.code.startswith(REPORTED_FAMILIES) and (d.code, d.row) not in seen:
                 d.message += " (reported on the source before the portability fixes)"
                 remaining.append(d)
@@ -194,7 +196,7 @@ def translate_path(path: str, target_name: str, target, text: str | None = None,
     result.diagnostics.sort(key=Diagnostic.sort_key)
     if validate:
         # a validator's rejection removes the output: nothing written, the kernel is refused (exit 1)
-        from porter.translate.validate import check_result
+        from porter.translate.kernel.validate import check_result
         result.extra["validation"] = check_result(result)
         for label, em, _shape in outputs:
             if label in result.extra["rejected_kernels"]:
@@ -277,12 +279,6 @@ def _name_offset(src, fn) -> int:
     if i < 0:
         i = data.find(fn.name.encode(), fn.node.start, fn.node.end)
     return i if i >= 0 else fn.node.start
-
-
-def _lint_original(source, popts):
-    from porter.frontend.build import build_model
-    from porter.translate.hip import _lint, portability_codes
-    return _lint(build_model(source, popts), portability_codes(), None)
 
 
 def _covers(spans):

@@ -1,0 +1,291 @@
+"""Calls: builtins and intrinsics go to the target (Target.call), user __device__ functions are
+specialised per argument binding (pointer roots, template arguments) and emitted once per specialisation."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from porter.frontend.lexer import split_top_level
+from porter.frontend.model import result_type_spelling
+from porter.translate.kernel import ctype as ct
+from porter.translate.kernel import refs
+from porter.translate.kernel.ctype import CType
+from porter.translate.kernel.target import E
+from porter.translate.kernel.typeinfo import NON_EXPR, element, ptrlike
+
+
+@dataclass
+class Frame:
+    fn: object                 # porter.frontend.model.Function
+    subst: dict                # template parameter -> CType | int
+    is_kernel: bool
+    names: dict = field(default_factory=dict)    # id(decl) -> identifier
+    ptrs: dict = field(default_factory=dict)     # id(decl) -> PtrBinding (GLSL) / Root (OpenCL)
+    consts: dict = field(default_factory=dict)   # id(decl) -> E
+    ballots: set = field(default_factory=set)    # id(decl) of locals holding a subgroup ballot
+    ret: CType = ct.VOID
+    types: dict = field(default_factory=dict)
+
+
+class CallsMixin:
+    # ------------------------------------------------------------------ calls
+    def callee_name(self, n) -> str:
+        if n.spelling:
+            return n.spelling
+        for c in n.children[:1]:
+            for x in c.walk():
+                if x.kind in ("DECL_REF_EXPR", "OVERLOADED_DECL_REF", "MEMBER_REF_EXPR") and x.spelling:
+                    return x.spelling
+        return ""
+
+    def call_args(self, n) -> list:
+        if n.kind in ("CXX_CONSTRUCT_EXPR", "CXX_TEMPORARY_OBJECT_EXPR"):
+            return [c for c in n.children if c.kind not in NON_EXPR]
+        ch = n.children
+        if ch and ch[0].kind in ("DECL_REF_EXPR", "MEMBER_REF_EXPR", "OVERLOADED_DECL_REF", "UNEXPOSED_EXPR") and \
+                (ch[0].spelling == n.spelling or not ch[0].spelling) and \
+                (ch[0].start <= n.start or ch[0].kind != "DECL_REF_EXPR"):
+            first = ch[0]
+            if first.kind in ("DECL_REF_EXPR", "OVERLOADED_DECL_REF", "UNEXPOSED_EXPR") and \
+                    self.model.source.slice(first.start, first.end).split("<")[0].strip() == self.callee_name(n):
+                return ch[1:]
+        return n.args()
+
+    def _callee_fn(self, n):
+        """The user function (model Function) a call resolves to, or None for builtins / unknown."""
+        r = n.ref
+        if r is not None and id(r) in self.u.fn_by_node:
+            return self.u.fn_by_node[id(r)]
+        name = self.callee_name(n)
+        cands = [f for f in self.u.fns_by_name.get(name, []) if f.body is not None]
+        if not cands:
+            return None
+        nargs = len(self.call_args(n)) if n.kind == "CALL_EXPR" else 0
+        for f in cands:
+            if len(f.params) == nargs:
+                return f
+        return cands[0]
+
+    def call_type(self, n) -> CType:
+        ft = self._functional_cast_type(n)
+        if ft is not None:
+            return ft
+        name = self.callee_name(n)
+        fn = self._callee_fn(n)
+        if fn is not None:
+            subst = self._deduce(fn, n)
+            rs = result_type_spelling(fn.node, canonical=False) or "void"
+            cs = result_type_spelling(fn.node) or rs
+            return self.parse_type(cs if "type-parameter" not in cs else rs, subst)
+        sig = self.signature(n)
+        if sig is not None and sig[0].kind != "unknown":
+            return sig[0]
+        t = self.t.builtin_type(self, name, n)
+        if t is not None:
+            return t
+        return self.parse_type(n.type)
+
+    def signature(self, n):
+        """(return type, [param types]) from the callee reference's function type spelling."""
+        if not n.children:
+            return None
+        c = n.children[0]
+        ts = c.type if c.kind in ("DECL_REF_EXPR", "UNEXPOSED_EXPR") else ""
+        m = re.match(r"^(.*?)\s*\((.*)\)\s*$", ts or "")
+        if not m or "dependent" in ts:
+            return None
+        params = [p.strip() for p in split_top_level(m.group(2))] if m.group(2).strip() not in ("", "void") else []
+        return self.parse_type(m.group(1)), [self.parse_type(p) for p in params]
+
+    def _deduce(self, fn, n) -> dict:
+        """Template arguments of a call to a device function template: explicit `<...>` or deduced."""
+        if not fn.is_template:
+            return dict(self.frame.subst) if self.frame else {}
+        from porter.translate.launch import template_params
+        params = template_params(fn.node)
+        subst = {}
+        text = self.model.source.slice(n.start, n.end)
+        m = re.match(r"^\s*[\w:]+\s*<(.*?)>\s*\(", text)
+        if m:
+            for (pname, kind, _d), a in zip(params, split_top_level(m.group(1))):
+                if kind == "type":
+                    subst[pname] = self.parse_type(a)
+                else:
+                    v = None
+                    try:
+                        v = int(a, 0)
+                    except ValueError:
+                        v = self.model.macro_value(a)
+                        if v is None and self.frame and a in self.frame.subst:
+                            v = self.frame.subst[a]
+                    subst[pname] = v
+        args = self.call_args(n)
+        for p, a in zip(fn.params, args):
+            pt = p.node.type
+            for pname, kind, _d in params:
+                if kind == "type" and pname not in subst:
+                    at = self.ty(a)
+                    if re.fullmatch(rf"(const\s+)?{pname}(\s*&)?", pt.strip()):
+                        subst[pname] = at.unqualified()
+                    elif re.fullmatch(rf"(const\s+)?{pname}\s*\*.*", pt.strip()) and ptrlike(at):
+                        subst[pname] = element(at).unqualified()
+        for pname, kind, d in params:
+            if pname not in subst and d is not None:
+                subst[pname] = self.parse_type(d.spelling) if kind == "type" else d.value
+        return subst
+
+    def _functional_cast_type(self, n) -> CType | None:
+        """`T(x)` in a template body: a CALL_EXPR whose first child is the type."""
+        if n.kind == "CALL_EXPR" and n.children and n.children[0].kind == "TYPE_REF":
+            return self.parse_type(n.children[0].spelling)
+        return None
+
+    def x_CALL_EXPR(self, n):
+        ft = self._functional_cast_type(n)
+        if ft is not None:
+            args = [c for c in n.children[1:] if c.kind not in NON_EXPR]
+            if ft.kind == "scalar" and len(args) == 1:
+                return self.t.convert(self.x(args[0]), ft, self, explicit=True)
+            if ft.kind == "scalar" and not args:
+                return self.zero(ft)
+            if ft.kind == "vector":
+                parts = [self.conv(self.x(a), ft.elem).text for a in args]
+                return E(self.t.vector_constructor(self, ft, parts), ft)
+            self.fail(n, f"the constructor `{n.text}`")
+        name = self.callee_name(n)
+        if name == "operator=" and self._callee_fn(n) is None:
+            return refs.struct_assign(self, n)
+        if n.kind == "CALL_EXPR" and n.children and n.children[0].kind == "DECL_REF_EXPR" and \
+                n.children[0].ref_kind in ("VAR_DECL", "PARM_DECL") and not refs.is_copy(self, n):
+            self.fail(n, f"a call through the function pointer `{name}`")
+        if name == "dim3" or n.kind in ("CXX_CONSTRUCT_EXPR", "CXX_TEMPORARY_OBJECT_EXPR") or \
+                (name and self.parse_type(name).kind in ("vector", "struct")):
+            t = self.ty(n)
+            args = self.call_args(n)
+            if t.kind == "vector":
+                if len(args) == 1 and self.ty(args[0]).same(t):
+                    return self.x(args[0])
+                parts = [self.conv(self.x(a), t.elem).text for a in args]
+                while len(parts) < t.n:
+                    parts.append(self.t.literal(1, t.elem, self))
+                return E(self.t.vector_constructor(self, t, parts), t)
+            if t.kind == "struct" and len(args) == 1 and self.ty(args[0]).same(t):
+                return self.x(args[0])
+            if t.kind in ("struct", "vector") and not args:
+                return self.zero(t)
+            if t.kind in ("scalar",) and len(args) == 1:
+                return self.conv(self.x(args[0]), t)
+            self.fail(n, f"the constructor call `{n.text}`")
+        fn = self._callee_fn(n)
+        if fn is not None:
+            if not fn.is_device_code:
+                self.fail(n, f"a call to host function `{name}` from device code")
+            return self.user_call(fn, n)
+        args = self.call_args(n)
+        e = self.t.call(self, name, n, args)
+        if e is not None:
+            return e
+        if name in ("printf", "fprintf", "puts"):
+            self.fail(n, "`printf` in device code")
+        if name in ("malloc", "free", "cudaMalloc", "cudaFree"):
+            self.fail(n, f"`{name}` in device code")
+        if name.startswith("cuda") or name.startswith("cublas"):
+            self.fail(n, f"a CUDA runtime call `{name}` in device code (dynamic parallelism)", "CP905")
+        self.fail(n, f"a call to `{name}` (no device definition in this file and no target equivalent)")
+
+    def check_mask(self, n, mask_n):
+        """Full-mask *_sync intrinsics only: a partial mask selects lanes no target can select."""
+        if mask_n is None:
+            return
+        s = mask_n.strip
+        if s.kind == "CALL_EXPR" and self.callee_name(s) == "__activemask":
+            return
+        v = mask_n.value
+        if isinstance(v, int) and (v & 0xffffffff) == 0xffffffff:
+            return
+        self.fail(mask_n, f"a partial or non-constant lane mask `{mask_n.text}`")
+
+    def user_call(self, fn, n) -> E:
+        if any(f is fn for f, _k in self.stack) or fn is self.fn:
+            self.fail(n, f"recursion (`{fn.name}` calls itself)")
+        subst = self._deduce(fn, n)
+        args = self.call_args(n)
+        # default arguments
+        params = fn.params
+        if len(args) > len(params):
+            self.fail(n, f"a variadic call to `{fn.name}`")
+        key_parts, binds = [], []
+        for i, p in enumerate(params):
+            pt = self.parse_type(p.node.type if "type-parameter" in p.node.canonical_type.spelling or
+                                 p.node.type.strip() in subst else p.node.canonical_type.spelling, subst)
+            if i < len(args):
+                a = args[i]
+            else:
+                d = [c for c in p.node.children if c.kind not in NON_EXPR and not c.kind.endswith("_ATTR")]
+                if not d:
+                    self.fail(n, f"a call to `{fn.name}` with missing arguments")
+                a = d[-1]
+            if pt.kind == "pointer" or pt.kind == "array":
+                root, off = self.ptr(a)
+                key_parts.append(self.t.pointer_param_key(self, root))
+                binds.append(("ptr", p, root, off, pt, a))
+            elif pt.ref:
+                kp, bind = refs.ref_arg(self, fn, p, pt, a)
+                key_parts.append(kp)
+                binds.append(bind)
+            else:
+                e = self.conv(self.x(a), pt.unqualified())
+                key_parts.append(("val",))
+                binds.append(("val", p, e, None, pt, a))
+        refs.check_call(self, fn, n, binds)
+        key = (id(fn.node), tuple(sorted((k, str(v)) for k, v in subst.items())), tuple(key_parts))
+        if key not in self.functions:
+            self.specialize(fn, key, subst, binds, n)
+        fname = self.functions[key][0]
+        call_args = []
+        for kind, p, v, off, pt, a in binds:
+            if kind == "ptr":
+                call_args += self.t.pointer_arg(self, v, off, a)
+            else:
+                call_args.append(v.text)
+        rt = self.call_type(n)
+        return E(f"{fname}({', '.join(call_args)})", rt.unqualified())
+
+    def specialize(self, fn, key, subst, binds, call_node):
+        self.functions[key] = (None, None)   # placeholder (callees first)
+        saved = (self.frame, self.lines, self.indent)
+        self.stack.append((fn, key))
+        fr = Frame(fn, subst, False)
+        self.frame = fr
+        rs = result_type_spelling(fn.node, canonical=False) or "void"
+        cs = result_type_spelling(fn.node) or rs
+        fr.ret = self.parse_type(cs if "type-parameter" not in cs else rs, subst)
+        if fr.ret.kind == "pointer":
+            self.fail(fn.node, f"device function `{fn.name}` returning a pointer")
+        refs.check_return(self, fn, fr.ret)
+        params = []
+        for kind, p, v, off, pt, _a in binds:
+            pname = self.name_of(p.node)
+            if kind == "ptr":
+                params += self.t.pointer_param(self, fr, p.node, pname, v, pt)
+            elif kind == "ref":
+                params.append(refs.ref_param(self, fr, p, pt, pname, v, off))
+            else:
+                t = pt.unqualified()
+                if t.kind == "struct":
+                    self.use_struct(t.name, p.node)
+                params.append(f"{self.t.type_name(t, self)} {pname}")
+        fname = self.t.function_name(self, fn, key, subst, binds)
+        self.functions[key] = (fname, None)
+        self.lines, self.indent = [], 1
+        if fn.body is None:
+            self.fail(call_node, f"`{fn.name}` has no body in this file")
+        self.block_children(fn.body)
+        body = self.lines
+        head = self.t.function_head(self, fr.ret, fname, params)
+        text = "\n".join([head + " {"] + body + ["}"])
+        self.stack.pop()
+        self.frame, self.lines, self.indent = saved
+        # keep callees before callers
+        del self.functions[key]
+        self.functions[key] = (fname, text)
+

@@ -1,0 +1,205 @@
+"""Pointers as (root, offset): a pointer the target cannot keep (GLSL) becomes the buffer or array it points
+into plus an element offset; roots, bindings, offsets and dereferences."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from porter.translate.kernel import ctype as ct
+from porter.translate.kernel import refs
+from porter.translate.kernel.ctype import CType, I32
+from porter.translate.kernel.target import E, PREC_ASSIGN, PREC_COND, TranslationError
+from porter.translate.kernel.typeinfo import CASTS, NON_EXPR, element, ptrlike
+
+
+@dataclass
+class Root:
+    """Where a pointer points: a storage buffer (kernel pointer parameter), a shared array, a local array,
+    a constant array, a local scalar (&x), or an array parameter of a specialised device function."""
+    name: str
+    kind: str                  # buffer | shared | local | constant | scalar | param_array
+    elem: CType                # element type
+    space: str                 # global | local | private | constant
+    decl: object = None
+    dims: tuple = ()
+
+    @property
+    def key(self):
+        return (self.kind, self.name)
+@dataclass
+class PtrBinding:
+    root: Root
+    off: E | None              # fixed offset expression (alias) or the offset variable
+
+
+class PointersMixin:
+    # ------------------------------------------------------------------ pointers
+    def root_of_decl(self, decl) -> Root | None:
+        """Root for an array declaration (shared, local, constant)."""
+        t = self.decl_type(decl)
+        if t.kind != "array":
+            return None
+        if any(c.kind == "CUDASHARED_ATTR" for c in decl.children):
+            if self.name_of(decl) not in self.shared:
+                self.shared_decl(decl)
+            name = self.name_of(decl)
+            return Root(name, "shared", element(t) if len(t.dims) == 1 else ct.array(t.elem, t.dims[1:]),
+                        "local", decl, t.dims)
+        if self.model.function_of(decl) is None:
+            e = self.global_var_ref(decl)
+            return Root(e, "constant", element(t) if len(t.dims) == 1 else ct.array(t.elem, t.dims[1:]),
+                        "constant", decl, t.dims)
+        return Root(self.name_of(decl), "local", element(t) if len(t.dims) == 1 else ct.array(t.elem, t.dims[1:]),
+                    "private", decl, t.dims)
+
+    def global_var_ref(self, decl) -> str:
+        t = self.decl_type(decl)
+        is_const = any(c.kind == "CUDACONSTANT_ATTR" for c in decl.children) or t.const or \
+            (t.kind == "array" and t.elem.const)
+        init = self.init_of(decl)
+        if not (is_const and init is not None):
+            self.fail(decl, f"file-scope device variable `{decl.spelling}`")
+        name = self.t.ident(decl.spelling)
+        if name not in self.const_arrays:
+            self.const_arrays[name] = ""
+            tt = ct.array(t.elem.unqualified(), t.dims)
+            val = self.aggregate(init, tt)
+            self.const_arrays[name] = self.t.global_const(self, tt, name, val.text)
+        return name
+
+    def ptr(self, n):
+        """Resolve a pointer-valued expression to (root, offset E or None)."""
+        s = n
+        while s.kind == "PAREN_EXPR" or (s.kind in CASTS and self.ty(s).kind == "pointer"):
+            inner = [c for c in s.children if c.kind not in NON_EXPR]
+            if s.kind in CASTS:
+                st = self.ty(inner[-1])
+                if not ptrlike(st) or element(st).unqualified() != element(self.ty(s)).unqualified():
+                    self.fail(s, f"a pointer cast `{s.text}` (reinterpreting memory)")
+            s = inner[-1]
+        k = s.kind
+        fr = self.frame
+        if k == "UNEXPOSED_EXPR" and len(s.children) == 1:
+            return self.ptr(s.children[0])
+        if k == "DECL_REF_EXPR":
+            r = s.ref
+            if r is None:
+                self.fail(s, f"pointer `{s.spelling}` declared outside this file")
+            b = fr.ptrs.get(id(r))
+            if b is not None:
+                return self.t.binding_value(self, b)
+            root = self.root_of_decl(r)
+            if root is not None:
+                return root, None
+            self.fail(s, f"pointer `{s.spelling}` whose target is unknown")
+        if k == "BINARY_OPERATOR" and s.op in ("+", "-"):
+            a_n, b_n = s.children
+            if ptrlike(self.ty(a_n)):
+                root, off = self.ptr(a_n)
+                d = self.x(b_n)
+                return root, self.add_offset(off, d, s.op)
+            if s.op == "+" and ptrlike(self.ty(b_n)):
+                root, off = self.ptr(b_n)
+                return root, self.add_offset(off, self.x(a_n), "+")
+        if k == "UNARY_OPERATOR" and s.op == "&":
+            c = s.children[0].strip
+            if c.kind == "ARRAY_SUBSCRIPT_EXPR":
+                base_n, idx_n = c.children
+                bt = self.ty(base_n)
+                if ptrlike(bt) and (bt.kind == "pointer" or len(bt.dims) == 1 or self._decays_to_root(base_n)):
+                    root, off = self.ptr(base_n)
+                    return root, self.add_offset(off, self.x(idx_n), "+")
+                if bt.kind == "array":
+                    self.fail(s, f"a pointer into the multi-dimensional array `{base_n.text}`")
+            if c.kind == "UNARY_OPERATOR" and c.op == "*":
+                return self.ptr(c.children[0])
+            if c.kind == "DECL_REF_EXPR" and c.ref is not None:
+                r = c.ref
+                t = self.decl_type(r)
+                if refs.bound(self, r):
+                    self.fail(s, f"the address of the reference `{r.spelling}`")
+                if t.kind in ("scalar", "vector", "struct"):
+                    if any(x.kind == "CUDASHARED_ATTR" for x in r.children):
+                        if self.name_of(r) not in self.shared:
+                            self.shared_decl(r)
+                        return Root(self.name_of(r), "shared_scalar", t.unqualified(), "local", r), None
+                    return Root(self.name_of(r), "scalar", t.unqualified(), "private", r), None
+            if c.kind == "MEMBER_REF_EXPR":
+                lv = self.x(c, "rw")
+                base = self._member_base_root(c)
+                if base is not None and base.space in ("global", "local"):
+                    # a field of a buffer or shared element (`&table[i].key`): atomics address it in place
+                    kind = "buffer_field" if base.space == "global" else "shared_scalar"
+                    return Root(lv.text, kind, self.ty(c).unqualified(), base.space, None), None
+                return Root(lv.text, "scalar", self.ty(c).unqualified(), "private", None), None
+            self.fail(s, f"the address `{s.text}`")
+        if k == "UNARY_OPERATOR" and s.op in ("++", "--", "post++", "post--"):
+            return self.t.pointer_step_value(self, s)
+        if k == "CONDITIONAL_OPERATOR":
+            c_n, a_n, b_n = s.children
+            ra, oa = self.ptr(a_n)
+            rb, ob = self.ptr(b_n)
+            if ra.key != rb.key:
+                self.fail(s, f"`{s.text}` selects between pointers into different arrays")
+            c = self.cond(c_n)
+            z = E(self.t.literal(0, I32, self), I32, lit=0)
+            oa, ob = oa or z, ob or z
+            t = ct.common(oa.ct, ob.ct)
+            oa, ob = self.conv(oa, t), self.conv(ob, t)
+            return ra, E(f"{c.paren(PREC_COND - 1)} ? {oa.paren(PREC_ASSIGN)} : {ob.paren(PREC_COND)}", t, PREC_COND)
+        if k == "ARRAY_SUBSCRIPT_EXPR":
+            self.fail(s, f"a pointer into a multi-dimensional array `{s.text}`")
+        if k == "CALL_EXPR":
+            self.fail(s, f"a pointer returned by `{self.callee_name(s)}`")
+        if k in ("INTEGER_LITERAL", "CXX_NULL_PTR_LITERAL_EXPR", "GNU_NULL_EXPR"):
+            self.fail(s, "a null pointer")
+        self.fail(s, f"the pointer expression `{s.text}`")
+
+    def _member_base_root(self, c) -> Root | None:
+        """The root of the element whose field `c` names (`p[i].f`, `p->f`, `p[i].a.b`), or None."""
+        s = c
+        while s.kind == "MEMBER_REF_EXPR" and s.children:
+            b = s.children[0].strip
+            if "->" in self.model.source.slice(b.end, s.end):
+                return self._try_root(b)
+            s = b
+        if s.kind == "ARRAY_SUBSCRIPT_EXPR" and ptrlike(self.ty(s.children[0])):
+            return self._try_root(s.children[0])
+        return None
+
+    def _try_root(self, n) -> Root | None:
+        try:
+            return self.ptr(n)[0]
+        except TranslationError:
+            return None
+
+    def _root_for_expr(self, n) -> Root:
+        s = n.strip
+        while s.kind == "ARRAY_SUBSCRIPT_EXPR":
+            s = s.children[0].strip
+        if s.kind == "DECL_REF_EXPR" and s.ref is not None:
+            r = self.root_of_decl(s.ref)
+            if r is not None:
+                return r
+        self.fail(n, f"the array `{n.text}`")
+
+    def add_offset(self, off: E | None, d: E, op: str) -> E:
+        dt = ct.promote(d.ct)
+        if not dt.is_int:
+            self.fail(None, f"pointer arithmetic with `{dt}`")
+        d = self.conv(d, dt)
+        if off is None:
+            if op == "-":
+                return self.binary_value("-", E(self.t.literal(0, dt, self), dt, lit=0), d, None)
+            return d
+        return self.binary_value(op, off, d, None)
+
+    def ptr_index(self, base_n, idx_n, mode) -> str:
+        """`p[i]` for a pointer p."""
+        root, off = self.ptr(base_n)
+        i = self.x(idx_n)
+        return self.t.deref(self, root, off, i, mode, base_n)
+
+    def ptr_lvalue(self, n, mode, deref=True) -> str:
+        """`*p` (deref) for a pointer-valued expression n."""
+        root, off = self.ptr(n)
+        return self.t.deref(self, root, off, None, mode, n)
+

@@ -1,0 +1,342 @@
+"""C types in the emitter: the type of each expression (clang's spelling parsed, templates substituted,
+double demoted where the target lacks it), the usual conversions, and declarations (variables, shared
+arrays, aggregate initialisers)."""
+from __future__ import annotations
+
+import re
+from porter.translate import warp_sizing
+from porter.translate.kernel import ctype as ct
+from porter.translate.kernel import refs
+from porter.translate.kernel.ctype import BOOL, CType, I32, I64, U32
+from porter.translate.kernel.target import E
+
+
+CASTS = ("CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR", "CXX_FUNCTIONAL_CAST_EXPR", "CXX_CONST_CAST_EXPR",
+          "CXX_REINTERPRET_CAST_EXPR")
+NON_EXPR = ("TYPE_REF", "NAMESPACE_REF", "TEMPLATE_REF")
+COMPARE = ("<", ">", "<=", ">=", "==", "!=")
+SIDE_EFFECT_FREE_CALLS = re.compile(r"^(__)?(sqrt|rsqrt|exp|exp2|log|log2|sin|cos|tan|fabs|fmin|fmax|fma|min|max|"
+                                     r"abs|floor|ceil|pow)f?$")
+MODE_KINDS = {"DECL_REF_EXPR", "MEMBER_REF_EXPR", "ARRAY_SUBSCRIPT_EXPR", "UNARY_OPERATOR",
+               "BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR"}
+def ptrlike(t: CType) -> bool:
+    return t is not None and t.kind in ("pointer", "array")
+def element(t: CType) -> CType:
+    if t.kind == "pointer":
+        return t.elem
+    if t.kind == "array":
+        if len(t.dims) > 1:
+            return ct.array(t.elem, t.dims[1:])
+        return t.elem
+    return ct.UNKNOWN
+
+
+class TypesMixin:
+    # ------------------------------------------------------------------ types
+    def parse_type(self, spelling: str, subst=None) -> CType:
+        s = re.sub(r"\b(?:[A-Za-z_]\w*::)+", "", spelling or "")
+        t = ct.parse(s, subst if subst is not None else (self.frame.subst if self.frame else self.kernel_subst),
+                     self.u.struct_names)
+        return self.demote(t)
+
+    def demote(self, t: CType) -> CType:
+        if self.uses_double or t is None:
+            return t
+        if t.kind == "scalar" and t.name == "f64":
+            return CType("scalar", "f32", const=t.const, volatile=t.volatile)
+        if t.kind in ("pointer", "array", "vector") and t.elem is not None:
+            e = self.demote(t.elem)
+            if e is not t.elem:
+                return ct.with_elem(t, e)
+        return t
+
+    def decl_type(self, decl) -> CType:
+        """Declared type of a VAR_DECL / PARM_DECL / FIELD_DECL node."""
+        key = ("decl", id(decl))
+        fr = self.frame
+        if fr is not None and key in fr.types:
+            return fr.types[key]
+        canon = decl.canonical_type.spelling
+        if "type-parameter" in canon or "dependent" in canon:
+            t = self.parse_type(decl.type)
+        else:
+            t = self.parse_type(canon)
+            if t.kind == "pointer" and "__restrict" in decl.type:
+                t = CType("pointer", elem=t.elem, const=t.const, restrict=True)
+        if fr is not None:
+            fr.types[key] = t
+        return t
+
+    def ty(self, n) -> CType:
+        fr = self.frame
+        key = id(n)
+        if key in fr.types:
+            return fr.types[key]
+        t = self._ty(n)
+        fr.types[key] = t
+        return t
+
+    def _ty(self, n) -> CType:
+        k = n.kind
+        if k == "PAREN_EXPR" and n.children:
+            return self.ty(n.children[-1])
+        if k in ("INTEGER_LITERAL",):
+            return self.parse_type(n.canonical_type.spelling)
+        if k == "FLOATING_LITERAL":
+            return self.demote(self.parse_type(n.canonical_type.spelling))
+        if k == "CXX_BOOL_LITERAL_EXPR":
+            return BOOL
+        if k == "CHARACTER_LITERAL":
+            return ct.scalar("i8")
+        b = n.builtin()
+        if b is not None:
+            return U32
+        if n.is_warp_size():
+            return I32
+        if k == "DECL_REF_EXPR":
+            r = n.ref
+            if r is not None and r.kind in ("VAR_DECL", "PARM_DECL"):
+                return self.decl_type(r)
+            if n.ref_kind in ("TEMPLATE_NON_TYPE_PARAMETER", "ENUM_CONSTANT_DECL", "NON_TYPE_TEMPLATE_PARAMETER"):
+                return I32
+        canon = ""
+        try:
+            canon = n.canonical_type.spelling
+        except Exception:
+            pass
+        if canon and "type-parameter" not in canon and "dependent" not in canon and canon != "<overloaded function type>":
+            t = self.parse_type(canon)
+            if t.kind != "unknown":
+                return t
+        # dependent (template) expressions: compute structurally
+        if k in ("UNEXPOSED_EXPR",) and len(n.children) == 1:
+            return self.ty(n.children[0])
+        if k == "DECL_REF_EXPR":
+            t = self.parse_type(n.type)
+            return t
+        if k == "ARRAY_SUBSCRIPT_EXPR" and len(n.children) == 2:
+            bt = self.ty(n.children[0])
+            return element(bt)
+        if k == "MEMBER_REF_EXPR" and n.children:
+            bt = self.ty(n.children[0])
+            if bt.kind == "vector":
+                return bt.elem
+            if bt.kind == "struct" and bt.name in self.u.structs:
+                for fname, fnode in self.u.structs[bt.name]:
+                    if fname == n.spelling:
+                        return self.decl_type(fnode)
+            return self.parse_type(n.type)
+        if k == "BINARY_OPERATOR" and len(n.children) == 2:
+            op = n.op
+            if op in COMPARE or op in ("&&", "||"):
+                return BOOL
+            a, b = self.ty(n.children[0]), self.ty(n.children[1])
+            if op == "=":
+                return a
+            if op == ",":
+                return b
+            if op in ("<<", ">>"):
+                return ct.promote(a)
+            if a.kind == "pointer" or b.kind == "pointer" or a.kind == "array" or b.kind == "array":
+                if op == "-" and ptrlike(a) and ptrlike(b):
+                    return I64
+                p = a if ptrlike(a) else b
+                return ct.pointer(element(p)) if p.kind == "array" else p
+            return ct.common(a, b)
+        if k == "COMPOUND_ASSIGNMENT_OPERATOR" and n.children:
+            return self.ty(n.children[0])
+        if k == "UNARY_OPERATOR" and n.children:
+            a = self.ty(n.children[0])
+            op = n.op
+            if op == "!":
+                return BOOL
+            if op in ("-", "+", "~"):
+                return ct.promote(a)
+            if op == "&":
+                return ct.pointer(a)
+            if op == "*":
+                return element(a)
+            return a
+        if k == "CONDITIONAL_OPERATOR" and len(n.children) == 3:
+            a, b = self.ty(n.children[1]), self.ty(n.children[2])
+            if a.same(b):
+                return a.unqualified()
+            if a.is_arith and b.is_arith:
+                return ct.common(a, b)
+            return a
+        if k in CASTS:
+            return self.parse_type(n.type)
+        if k == "CALL_EXPR":
+            return self.call_type(n)
+        return self.parse_type(n.type)
+
+    # ------------------------------------------------------------------ conversions
+    def conv(self, e: E, dst: CType, implicit_ok: bool = False) -> E:
+        return self.t.convert(e, dst.unqualified(), self, explicit=False, implicit_ok=implicit_ok)
+
+    def cond(self, n) -> E:
+        """An expression used as a condition."""
+        e = self.x(n)
+        return self.to_bool(e, n)
+
+    def to_bool(self, e: E, n=None) -> E:
+        if e.ct.kind == "pointer":
+            self.fail(n, "a pointer used as a truth value (pointer comparison)")
+        return self.t.convert(e, BOOL, self)
+
+
+    # ------------------------------------------------------------------ declarations
+    def init_of(self, d):
+        exprs = [c for c in d.children if c.kind not in NON_EXPR and not c.kind.endswith("_ATTR")]
+        if not exprs:
+            return None
+        t = d.type
+        if "[" in t and exprs[-1].kind not in ("INIT_LIST_EXPR", "STRING_LITERAL"):
+            return None
+        last = exprs[-1]
+        # the array size expressions of `T a[N]` are children too: an initialiser follows `=`, `(` or `{`
+        if last.start < d.start or last.kind == "INTEGER_LITERAL" and "[" in t:
+            return None
+        return last
+
+    def var_decl(self, d) -> list[str]:
+        if any(c.kind == "CUDASHARED_ATTR" for c in d.children):
+            self.shared_decl(d)
+            return []
+        if any(c.kind == "CUDACONSTANT_ATTR" for c in d.children):
+            self.fail(d, "a `__constant__` variable declared inside a function")
+        t = self.decl_type(d)
+        init = self.init_of(d)
+        name = self.name_of(d)
+        if "static" in d.text.split("=")[0].split():
+            self.fail(d, f"a `static` local variable `{d.spelling}`")
+        if t.kind == "pointer":
+            return self.t.pointer_decl(self, d, t, name, init)
+        if t.ref:
+            return refs.ref_decl(self, d, t, name, init)
+        if t.kind == "unknown" and "(*)" in d.type:
+            self.fail(d, f"a function pointer `{d.spelling}`")
+        if t.kind == "unknown" or t.kind == "void":
+            self.fail(d, f"a variable of type `{d.type}`")
+        if t.kind == "struct":
+            self.use_struct(t.name, d)
+        if t.kind == "array":
+            if any(x is None for x in t.dims):
+                self.fail(d, f"a local array `{d.spelling}` without a constant size")
+            if element(t).kind == "pointer" or t.elem.kind == "pointer":
+                self.fail(d, f"an array of pointers `{d.spelling}`")
+            text = self.t.array_decl(self, t, name)
+            if init is not None:
+                text += " = " + self.array_init(init, t).text
+            return [text + ";"]
+        # a ballot kept in a variable: keep the whole mask when every use reads it as a mask
+        if init is not None and self.t.ballot_var(self, d, init):
+            return self.t.ballot_decl(self, d, name, init)
+        text = f"{self.t.type_name(t.unqualified(), self)} {name}"
+        if init is not None:
+            if init.kind == "INIT_LIST_EXPR":
+                e = self.aggregate(init, t)
+            elif init.kind in ("CALL_EXPR", "CXX_CONSTRUCT_EXPR") and t.kind in ("vector", "struct") and \
+                    self.callee_name(init) in ("", t.name) and t.kind == "struct" and not refs.copy_of(self, init, t):
+                e = self.aggregate(init, t)
+            else:
+                e = self.conv(self.x(init), t, implicit_ok=True)
+            text += f" = {e.text}"
+            if t.const and t.kind == "scalar":
+                text = "const " + text
+        return [text + ";"]
+
+    def shared_decl(self, d):
+        t = self.decl_type(d)
+        name = self.name_of(d)
+        if self.init_of(d) is not None and t.kind != "array":
+            self.fail(d, "an initialised `__shared__` variable")
+        extern = "extern" in d.text.split(d.spelling)[0]
+        if name in self.shared:
+            if self.shared[name]["node"] is not d:
+                name = self.fresh(name)
+                self.frame.names[id(d)] = name
+            else:
+                return
+        if extern:
+            if len([s for s in self.shared.values() if s["extern"]]) >= 1:
+                self.fail(d, "more than one `extern __shared__` array (they alias one another)")
+            elem = element(t) if t.kind == "array" else t
+            info = {"name": name, "type": t, "elem": elem, "extern": True, "node": d, "dims": (None,)}
+        else:
+            if t.kind == "array" and any(x is None for x in t.dims):
+                self.fail(d, f"shared array `{d.spelling}` without a constant size")
+            info = {"name": name, "type": t, "elem": element(t) if t.kind == "array" else t, "extern": False,
+                    "node": d, "dims": t.dims if t.kind == "array" else ()}
+        if info["elem"].kind == "struct":
+            self.use_struct(info["elem"].name, d)
+        warp_sizing.resized(self, d, info)
+        self.shared[name] = info
+        self.t.shared_declared(self, info)
+
+    def array_init(self, init, t: CType) -> E:
+        if init.kind != "INIT_LIST_EXPR":
+            self.fail(init, "an array initialised from a non-list expression")
+        return self.aggregate(init, t)
+
+    def aggregate(self, init, t: CType) -> E:
+        """An initialiser list (possibly partial: C zero-fills the rest) as a target constructor."""
+        items = [c for c in init.children if c.kind not in NON_EXPR] if init.kind in ("INIT_LIST_EXPR",
+                                                                                      "CALL_EXPR") else []
+        if t.kind == "array":
+            n = t.dims[0]
+            sub = element(t) if len(t.dims) == 1 else ct.array(t.elem, t.dims[1:])
+            if len(items) == 1 and items[0].kind != "INIT_LIST_EXPR" and len(t.dims) > 1:
+                # {0.0f} for a 2-D array: brace elision; only the all-zero form is supported
+                v = items[0].value
+                if v not in (0, 0.0):
+                    self.fail(init, "brace elision in a multi-dimensional initialiser")
+                items = []
+            parts = []
+            for i in range(n):
+                if i < len(items):
+                    it = items[i]
+                    if it.kind == "INIT_LIST_EXPR":
+                        parts.append(self.aggregate(it, sub).text)
+                    else:
+                        parts.append(self.conv(self.x(it), sub).text)
+                else:
+                    parts.append(self.zero(sub).text)
+            return E(self.t.array_constructor(self, t, parts), t)
+        if t.kind == "vector":
+            parts = [self.conv(self.x(i), t.elem).text for i in items]
+            while len(parts) < t.n:
+                parts.append(self.zero(t.elem).text)
+            return E(self.t.vector_constructor(self, t, parts), t)
+        if t.kind == "struct":
+            fields = self.u.structs[t.name]
+            parts = []
+            for i, (_fname, fnode) in enumerate(fields):
+                ft = self.decl_type(fnode)
+                if i < len(items):
+                    it = items[i]
+                    parts.append(self.aggregate(it, ft).text if it.kind == "INIT_LIST_EXPR"
+                                 else self.conv(self.x(it), ft).text)
+                else:
+                    parts.append(self.zero(ft).text)
+            return E(self.t.struct_constructor(self, t, parts), t)
+        if len(items) == 1:
+            return self.conv(self.x(items[0]), t)
+        if not items:
+            return self.zero(t)
+        self.fail(init, f"an initialiser list for `{t}`")
+
+    def zero(self, t: CType) -> E:
+        if t.kind == "scalar":
+            return E(self.t.literal(0, t, self), t, lit=0)
+        if t.kind == "vector":
+            return E(self.t.vector_constructor(self, t, [self.t.literal(0, t.elem, self)] * t.n), t)
+        if t.kind == "array":
+            sub = element(t) if len(t.dims) == 1 else ct.array(t.elem, t.dims[1:])
+            z = self.zero(sub).text
+            return E(self.t.array_constructor(self, t, [z] * t.dims[0]), t)
+        if t.kind == "struct":
+            parts = [self.zero(self.decl_type(fn)).text for _f, fn in self.u.structs[t.name]]
+            return E(self.t.struct_constructor(self, t, parts), t)
+        self.fail(None, f"a zero value of `{t}`")
+
