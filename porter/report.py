@@ -292,8 +292,8 @@ def compile_registers(path: str, text: str, archs: list, flags: list, timeout: i
 def kernel_reports(path: str, archs: list, settings=None, registers: str = "auto", timeout: int = COMPILE_TIMEOUT,
                    parse_options=None) -> dict:
     from porter.frontend.build import build_model
-    from porter.frontend.launch import block_shapes, launch_bounds
-    from porter.frontend.shared_access import kernel_static_shared
+    from porter.analysis.launch import block_shapes, launch_bounds
+    from porter.analysis.shared_access import kernel_static_shared
     from porter.source import read_source
     src = read_source(path)
     model = build_model(src, parse_options)
@@ -311,7 +311,7 @@ def kernel_reports(path: str, archs: list, settings=None, registers: str = "auto
         compiled, cnotes = compile_registers(path, src.text, need, flags, timeout)
         notes += cnotes
     given = int(registers) if registers.isdigit() else None
-    from porter.frontend.launch import annotations
+    from porter.analysis.launch import annotations
     notes += [f"line {a.line}: launch annotation ignored: {a.error}" for a in annotations(model) if a.error]
     kernels = []
     for fn in model.kernels:

@@ -1,11 +1,13 @@
-"""Launch-shape resolution (porter/frontend/launch.py) and per-thread evaluation (porter/frontend/threads.py)."""
+"""Launch-shape resolution (porter/analysis/launch.py) and per-thread evaluation (porter/analysis/ (thread_code, enumeration, intervals))."""
 import pytest
 
-from porter.frontend.affine import analysis
+from porter.analysis.affine import analysis
 from porter.frontend.build import build_model
-from porter.frontend.launch import (UNKNOWN, Shape, block_shape, block_shapes, fold_text, launch_bounds,
+from porter.analysis.launch import (UNKNOWN, Shape, block_shape, block_shapes, fold_text, launch_bounds,
                                     parse_annotation, thread_ranges)
-from porter.frontend.threads import Intervals, barrier_functions, enumerate_access, function_accesses, relations
+from porter.analysis.intervals import Intervals, relations
+from porter.analysis.barriers import barrier_functions
+from porter.analysis.enumeration import always_enters, enumerate_access, function_accesses
 from porter.source import SourceFile
 
 
@@ -153,14 +155,14 @@ def test_enumeration_ranges_guards_and_loops():
     assert (iv.lo, iv.hi) == (0, 63)
     loop = infos[1].loops[0]                           # `for (h = 32; h > 0; h >>= 1)` around s[t] += s[t + h]
     assert loop.name == "h"
-    assert loop.barrier and comp.loop_interval(loop).lo == 1 and comp.always_enters(loop.node)
+    assert loop.barrier and comp.loop_interval(loop).lo == 1 and always_enters(comp, loop.node)
 
 
 def test_barrier_intervals():
     m = model(KERNEL)
     fn = kernel(m, "k")
     comp, infos = function_accesses(m, analysis(m), fn, (16, 1, 1), {})
-    iv = Intervals(fn, [i.node for i in infos], barrier_functions(m), comp.always_enters)
+    iv = Intervals(fn, [i.node for i in infos], barrier_functions(m), lambda n: always_enters(comp, n))
     first, wr, rd, last = infos[0], infos[1], infos[2], infos[-1]
     tags = iv.tags
     assert relations(tags[id(first.node)], tags[id(first.node)]) == {frozenset()}

@@ -341,7 +341,7 @@ def test_calls_per_function_grow_linearly_with_the_number_of_kernels(mode, group
 
 def test_call_count_sees_a_scan_of_every_kernel_per_array(monkeypatch):
     """The negative case: CP301's old scan of every kernel per padded array is caught by the same count."""
-    from porter.frontend.shared_access import kernel_static_shared
+    from porter.analysis.shared_access import kernel_static_shared
     from porter.lint import checker
     from porter.lint.rules import shared_bank_conflict
     monkeypatch.setattr(shared_bank_conflict, "kernels_using", lambda model, arr: [

@@ -97,7 +97,7 @@ def test_bank_addresses_match_the_fraction_reference():
     import random
     from fractions import Fraction
 
-    from porter.frontend.affine import Poly
+    from porter.analysis.affine import Poly
     from porter.lint.rules import shared_bank_conflict as sbc
     rnd = random.Random(7)
     names = ["threadIdx.x", "threadIdx.y", "threadIdx.z", "blockDim.x", "blockDim.y", "k", "blockIdx.x"]

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from porter.diagnostics import Applicability, Diagnostic, Edit, Fix
-from porter.frontend.affine import analysis
+from porter.analysis.affine import analysis
 from porter.frontend.model import Node
 from porter.lint.helpers import seen_text
 from porter.lint.registry import RULES

@@ -189,8 +189,8 @@ def warp_evidence(an, fn, depth: int = 2, _seen=None):
 
 def launch_block(model, kernel: str, settings=None) -> tuple[int, int, int] | None:
     """The block shape of `kernel` when it is known exactly: config, `// cuport: launch` annotation, or the launch
-    sites of this file when they all agree (porter.frontend.launch decides; this keeps the rules' simple form)."""
-    from porter.frontend.launch import block_shapes
+    sites of this file when they all agree (porter.analysis.launch decides; this keeps the rules' simple form)."""
+    from porter.analysis.launch import block_shapes
     shapes = block_shapes(model, kernel, settings)
     dims = {s.dims for s in shapes if s.exact and s.dims is not None and s.source != "launch_bounds"}
     if len(dims) != 1 or any(not s.exact for s in shapes):
@@ -215,42 +215,6 @@ def name_span(fn) -> tuple[int, int]:
         if t.kind == "IDENTIFIER" and t.spelling == fn.name:
             return t.start, t.end
     return fn.node.start, fn.node.start
-
-
-def for_parts(loop: Node):
-    """(init, cond, inc, body) of a FOR_STMT, each None when omitted (libclang drops empty parts). Cached per
-    loop (it lexes the loop header)."""
-    cache = loop.model.__dict__.setdefault("_for_parts_h", {})
-    hit = cache.get(id(loop))
-    if hit is None or hit[0] is not loop:
-        hit = cache[id(loop)] = (loop, _for_parts(loop))
-    return hit[1]
-
-
-def _for_parts(loop: Node):
-    body = loop.children[-1] if loop.children else None
-    toks = loop.model.tokens_in(loop.start, body.start if body is not None and body.start > loop.start else loop.end)
-    depth, semis, close = 0, [], None
-    for t in toks:
-        if t.spelling == "(":
-            depth += 1
-        elif t.spelling == ")":
-            depth -= 1
-            if depth == 0:
-                close = t.start
-                break
-        elif t.spelling == ";" and depth == 1:
-            semis.append(t.start)
-    parts = [None, None, None, None]
-    if len(semis) != 2 or close is None:
-        if loop.children:
-            parts[3] = loop.children[-1]
-        return tuple(parts)
-    for c in loop.children:
-        i = 0 if c.start < semis[0] else 1 if c.start < semis[1] else 2 if c.start < close else 3
-        if parts[i] is None:
-            parts[i] = c
-    return tuple(parts)
 
 
 # --- lane masks (CP20x) and warp-synchronous shared memory (CP30x) ---
@@ -288,7 +252,7 @@ def is_barrier_call(node: Node) -> bool:
 
 def _cg_sync(node: Node) -> bool:
     """`cg::sync(group)`: the free function of cooperative groups, its argument a group object."""
-    from porter.frontend.coop_groups import group_kind
+    from porter.analysis.coop_groups import group_kind
     args = node.args()
     return len(args) == 1 and group_kind(args[0].strip) is not None
 

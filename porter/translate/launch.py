@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from porter.frontend.lexer import split_top_level
-from porter.frontend.affine import analysis
+from porter.analysis.affine import analysis
 from porter.frontend.model import template_arguments
 
 _DIM3_CTORS = ("CALL_EXPR", "CXX_FUNCTIONAL_CAST_EXPR", "CXX_TEMPORARY_OBJECT_EXPR", "UNEXPOSED_EXPR",

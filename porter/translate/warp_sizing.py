@@ -16,7 +16,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from porter.lint.helpers import array_subscripts, for_parts, function_by_call, int_value, warp_index_kind
+from porter.analysis.thread_code import for_parts
+from porter.lint.helpers import array_subscripts, function_by_call, int_value, warp_index_kind
 from porter.translate.kernel.ctype import I32
 
 # smallest warp a target may run: Vulkan subgroups on the devices we know (lavapipe, Mali, Adreno) go down to
@@ -513,7 +514,7 @@ def hip_plan(model) -> HipSizing:
       wave64 index past it, so it becomes 64 (bigger is safe); one written by a macro is refused (CP104);
     - a per-warp dimension (`[N / 32]`, `[8]`) indexed only by warp ids computed with warpSize is left as is:
       wave64 has fewer warps, and the loops over its slots are CP104 findings of their own (at the bound)."""
-    from porter.frontend.affine import analysis
+    from porter.analysis.affine import analysis
     from porter.lint.helpers import array_dim_exprs, spelled
     out = HipSizing()
     an = None

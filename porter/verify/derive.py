@@ -110,7 +110,7 @@ class _Sym:
     """Writes host expressions in the spec notation over size names."""
 
     def __init__(self, model, site, kernel):
-        from porter.frontend.affine import analysis
+        from porter.analysis.affine import analysis
         self.model, self.site, self.kernel = model, site, kernel
         self.an = analysis(model)
         self.names: dict[int, str] = {}      # id(decl) -> size name
@@ -132,7 +132,7 @@ class _Sym:
         return self.names[id(decl)]
 
     def expr(self, node, depth: int = 0) -> str:
-        from porter.frontend.launch import fold_int
+        from porter.analysis.launch import fold_int
         if node is None or depth > 12:
             raise Underivable("expression too deep")
         n = node
@@ -159,7 +159,7 @@ class _Sym:
         raise Underivable(f"cannot express `{' '.join(n.text.split())}` as a size")
 
     def variable(self, decl, depth: int) -> str:
-        from porter.frontend.launch import fold_int
+        from porter.analysis.launch import fold_int
         if id(decl) in self.names:
             return self.names[id(decl)]
         where = f"line {self.model.source.position(decl.start)[0]}"
@@ -209,7 +209,7 @@ def _allocation(model, decl):
 
 def _elements(sym: _Sym, size_node, elem: int) -> str:
     """Element count from a byte count: `n * sizeof(float)` -> n, anything else -> (bytes) // elem."""
-    from porter.frontend.launch import fold_int
+    from porter.analysis.launch import fold_int
     n = _bare(size_node)
     const = fold_int(sym.model, n) if not _has_var_refs(n) else None
     if const is None and n.kind == "CXX_UNARY_EXPR":
@@ -313,7 +313,7 @@ def _communicates(model, fn) -> bool:
 # one kernel
 
 def derive_kernel(model, fn) -> Derived:
-    from porter.frontend.launch import site_kernel
+    from porter.analysis.launch import site_kernel
     d = Derived(model.path, fn.name, _line(model, fn.node))
     if fn.is_template:
         d.problems.append(Problem("template", f"`{fn.name}` is a template: its template arguments are needed "
@@ -356,7 +356,7 @@ def _is_int(p) -> bool:
 
 def _from_site(model, fn, site, args, sym: _Sym, d: Derived) -> None:
     """Block, grid, dynamic shared memory and size names from the launch `k<<<grid, block, shmem>>>(args)`."""
-    from porter.frontend.launch import fold_int, site_shapes
+    from porter.analysis.launch import fold_int, site_shapes
     sl = _line(model, site.node)
     shapes = site_shapes(model, site, fn)
     if shapes:
@@ -436,7 +436,7 @@ def _mark_inline(sym: _Sym, block) -> None:
 
 
 def _grid_text(sym: _Sym, grid) -> str:
-    from porter.frontend.launch import _members_written
+    from porter.analysis.launch import _members_written
     n = _bare(grid)
     if n.kind == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind == "VAR_DECL" and "dim3" in (n.type or ""):
         if _members_written(n.ref):

@@ -35,7 +35,7 @@ No fix: the block shape is part of the kernel's indexing; changing it needs the 
 ## References
 - ROCm/hip#1041 (`dim3(32, 2)` is one wave64), LeelaChessZero/lc0#2420, JuliaGPU/AMDGPU.jl#1060.
 """
-from porter.frontend.launch import site_kernel, site_shapes
+from porter.analysis.launch import site_kernel, site_shapes
 from porter.lint.helpers import function_by_call, warp_evidence
 
 CODE = "CP601"

@@ -42,7 +42,7 @@ No fix: the right second argument depends on the target architecture (waves per 
 - ROCm/hip#1041, LeelaChessZero/lc0#2420, JuliaGPU/AMDGPU.jl#1060; HIP's `__launch_bounds__` macro in
   `hip/amd_detail/amd_hip_runtime.h` (ROCm 5.2) and the HIP porting guide ("launch bounds").
 """
-from porter.frontend.launch import launch_bounds, site_kernel, site_shapes
+from porter.analysis.launch import launch_bounds, site_kernel, site_shapes
 
 CODE = "CP602"
 _SIMDS = 4          # SIMDs (execution units) per CU on CDNA (gfx90a)

@@ -38,7 +38,7 @@ disables the fix). It assumes, as the unpadded code did, that the column part of
 - deepspeedai/DeepSpeed#8055 (padding declared, stride not used: 4-6% lost).
 - iree-org/iree#10209.
 """
-from porter.frontend.shared_access import as_int, shared_memory, strip
+from porter.analysis.shared_access import as_int, shared_memory, strip
 from porter.lint.context import fix, replace
 from porter.lint.helpers import array_dim_exprs, int_value, spelled
 

@@ -39,7 +39,8 @@ No fix: moving the call out of the branch changes which values are exchanged; th
 ## References
 - ORNL/HeCBench#177 (hang with a partial mask on a 64-lane wavefront), ROCm/hip#3667, pytorch/FBGEMM#5830.
 """
-from porter.lint.helpers import for_parts, in_device_code, int_value, sync_intrinsics, sync_mask, warp_index_kind
+from porter.analysis.thread_code import for_parts
+from porter.lint.helpers import in_device_code, int_value, sync_intrinsics, sync_mask, warp_index_kind
 
 CODE = "CP203"
 _VOTES = {"__any_sync", "__all_sync", "__ballot_sync", "__ballot", "__any", "__all", "__activemask",

@@ -56,7 +56,7 @@ subscript does, so the program computes the same values.
 from fractions import Fraction
 from math import gcd
 
-from porter.frontend.shared_access import (as_int, declaration_named, kernel_static_shared, kernels_using,
+from porter.analysis.shared_access import (as_int, declaration_named, kernel_static_shared, kernels_using,
                                            shared_memory, substitute)
 from porter.lint.context import fix, replace
 from porter.lint.helpers import array_dim_exprs, launch_block, operand_text, spelled

@@ -49,8 +49,8 @@ def check(ctx):
     model = ctx.model
     if not model.shared:
         return
-    from porter.frontend.launch import function_shapes     # imported only for files with shared memory
-    from porter.frontend.shared_access import shared_memory
+    from porter.analysis.launch import function_shapes     # imported only for files with shared memory
+    from porter.analysis.shared_access import shared_memory
     accs = shared_memory(model, ctx.analysis).accesses
     fns, seen_fns = [], set()
     for a in accs:
@@ -70,7 +70,7 @@ def check(ctx):
 
 
 def _check_shape(ctx, fn, shape):
-    from porter.frontend.threads import enumerate_access, function_accesses
+    from porter.analysis.enumeration import enumerate_access, function_accesses
     model = ctx.model
     if shape.exact and shape.dims:
         block, known, mode = shape.dims, True, "exact"
@@ -115,7 +115,7 @@ def _uncertain(comp, info, sub) -> bool:
             return True
         if g.code.unknowns and _bounds_directly(comp, g, sub):
             return True
-    from porter.frontend.threads import for_parts
+    from porter.analysis.thread_code import for_parts
     for lp in info.opaque_loops:       # a loop the analysis cannot follow, entered by some threads only?
         parts = for_parts(lp)[:3] if lp.kind == "FOR_STMT" else lp.children[:1] if lp.kind == "WHILE_STMT" \
             else lp.children[-1:]

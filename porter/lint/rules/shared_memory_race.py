@@ -63,9 +63,10 @@ def check(ctx):
     if not model.shared:
         return
     # the thread-space machinery is imported only for files with shared memory (start-up time matters)
-    from porter.frontend.launch import function_shapes
-    from porter.frontend.shared_access import shared_memory
-    from porter.frontend.threads import barrier_functions, scalar_accesses
+    from porter.analysis.launch import function_shapes
+    from porter.analysis.shared_access import shared_memory
+    from porter.analysis.barriers import barrier_functions
+    from porter.analysis.enumeration import scalar_accesses
     accs = shared_memory(model, ctx.analysis).accesses
     fns = []
     for f in model.functions:
@@ -81,24 +82,25 @@ def check(ctx):
 
 
 def _writes_like(node) -> bool:
-    from porter.frontend.threads import access_mode
+    from porter.analysis.enumeration import access_mode
     return access_mode(node) in ("write", "rw", "atomic", None)
 
 
 def _dims_used(fn) -> int:
-    from porter.frontend.threads import facts
+    from porter.analysis.barriers import facts
     return facts(fn).dims
 
 
 def _check_shape(ctx, fn, shape, nodes, bfuncs, reported):
-    from porter.frontend.threads import Intervals, function_accesses, relations
+    from porter.analysis.intervals import Intervals, relations
+    from porter.analysis.enumeration import always_enters, function_accesses
     if shape.exact and shape.dims:
         block, exact = shape.dims, True
     else:
         block, exact = _REPRESENTATIVE[_dims_used(fn)], False
     # an unknown shape leaves blockDim unknown: code that depends on it is not evaluated with a guess
     comp, infos = function_accesses(ctx.model, ctx.analysis, fn, block, shape.env, exact)
-    iv = Intervals(fn, nodes, bfuncs, comp.always_enters)
+    iv = Intervals(fn, nodes, bfuncs, lambda loop: always_enters(comp, loop))
     spaces = {}
     for i, a in enumerate(infos):
         for b in infos[i:]:
@@ -186,7 +188,7 @@ def _uniform_values(a, b):
 
 
 def _space(comp, info, U, spaces, exact):
-    from porter.frontend.threads import enumerate_access
+    from porter.analysis.enumeration import enumerate_access
     key = (id(info.node), tuple(sorted(U.items())))
     sp = spaces.get(key)
     if sp is None:
@@ -201,8 +203,8 @@ def _space(comp, info, U, spaces, exact):
 def _injective(info, comp, block) -> bool:
     """The offset is affine in the thread indices alone and no two threads of the block share a value
     (`s[ty * 17 + tx]` on a 16 x 16 block): a mixed-radix check on the coefficients."""
-    from porter.frontend.affine import Poly
-    from porter.frontend.shared_access import substitute
+    from porter.analysis.affine import Poly
+    from porter.analysis.shared_access import substitute
     p = info.acc.offset()
     if p is None:
         return False
@@ -359,7 +361,7 @@ def _volatile(info) -> bool:
 
 def _dropped(info, an) -> bool:
     """A guard or an enclosing loop the enumeration could not use decides which threads run the access."""
-    from porter.frontend.threads import for_parts
+    from porter.analysis.thread_code import for_parts
     if any(not g.exact for g in info.guards):
         return True
     for lp in info.opaque_loops:
@@ -455,7 +457,7 @@ def _report_opaque(ctx, a, b, shape, block, reported):
 
 def _fix(ctx, comp, a, b, hit):
     """Insert `__syncthreads();` before the statement of the later access when every thread reaches it."""
-    from porter.frontend.threads import for_parts
+    from porter.analysis.thread_code import for_parts
     if a is b or any(v != 0 for _, v in hit["rel"]):
         return None
     first, second = (a, b) if a.node.start <= b.node.start else (b, a)

@@ -40,7 +40,7 @@ kernel's decomposition and launch geometry.
 - ROCm legacy-rocm-build#3403 ("local memory (90000) exceeds limit (65536)").
 - punica-ai/punica#20.
 """
-from porter.frontend.shared_access import kernel_static_shared
+from porter.analysis.shared_access import kernel_static_shared
 from porter.lint.helpers import int_value, launches_of, name_span
 
 CODE = "CP502"

@@ -45,7 +45,7 @@ No automatic fix: moving arrays to dynamic shared memory and choosing the opt-in
   40960 B static + 8196 B dynamic fails the launch with "invalid argument" (8192 B runs); after the opt-in the
   launch runs.
 """
-from porter.frontend.shared_access import kernel_static_shared
+from porter.analysis.shared_access import kernel_static_shared
 from porter.lint.helpers import int_value, launches_of, name_span
 
 CODE = "CP501"

@@ -47,9 +47,10 @@ a different thread mapping, or a structure-of-arrays layout).
   Transpose in CUDA C/C++" (NVIDIA developer blog); AMD ROCm HIP performance guidelines ("Device memory
   access").
 """
-from porter.frontend.affine import Poly
-from porter.frontend.shared_access import pointee_size
-from porter.lint.helpers import for_parts, int_value
+from porter.analysis.affine import Poly
+from porter.analysis.shared_access import pointee_size
+from porter.analysis.thread_code import for_parts
+from porter.lint.helpers import int_value
 
 CODE = "CP802"
 _CASTS = ("PAREN_EXPR", "CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR", "CXX_REINTERPRET_CAST_EXPR",

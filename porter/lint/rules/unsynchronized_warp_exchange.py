@@ -36,9 +36,10 @@ the partner may be in another warp (`s[threadIdx.x + 1]`), `__syncthreads()` is 
 ## References
 - kokkos/kokkos#9511, ORNL/HeCBench#91, GPUMD#36 (warp-synchronous shared-memory code without `__syncwarp`).
 """
-from porter.frontend.shared_access import shared_memory
+from porter.analysis.shared_access import shared_memory
 from porter.lint.context import fix, insert
-from porter.lint.helpers import contains_barrier, for_parts, is_lane_id, reduction_step, warp_index_kind
+from porter.analysis.thread_code import for_parts
+from porter.lint.helpers import contains_barrier, is_lane_id, reduction_step, warp_index_kind
 
 CODE = "CP302"
 _LOOPS = ("FOR_STMT", "WHILE_STMT", "DO_STMT")

@@ -50,9 +50,10 @@ guard leaves half of each wavefront idle and the tail must cover `warpSize` lane
 """
 import re
 
-from porter.frontend.shared_access import shared_memory
+from porter.analysis.shared_access import shared_memory
 from porter.lint.context import fix, replace
-from porter.lint.helpers import (contains_barrier, for_parts, in_device_code, int_value, reduction_step, spelled,
+from porter.analysis.thread_code import for_parts
+from porter.lint.helpers import (contains_barrier, in_device_code, int_value, reduction_step, spelled,
                                  warp_index_kind)
 
 CODE = "CP301"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ctypes
 import re
 
-from porter.frontend.affine import analysis
+from porter.analysis.affine import analysis
 from porter.frontend.model import MAX_NESTING
 from porter.translate import warp_sizing
 from porter.translate.kernel import ctype as ct

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from porter.frontend.affine import Poly
+from porter.analysis.affine import Poly
 from porter.frontend.model import FileModel, Function, Node, SharedArray
 
 _CASTS = ("PAREN_EXPR", "CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR", "CXX_REINTERPRET_CAST_EXPR",

@@ -105,7 +105,7 @@ def fold_int(model: FileModel, node: Node | None, env: dict | None = None, depth
         if env and n.spelling in env and n.ref_kind in ("TEMPLATE_NON_TYPE_PARAMETER", "NON_TYPE_TEMPLATE_PARAMETER"):
             return env[n.spelling]
         if n.ref is not None and n.ref.kind == "VAR_DECL":
-            from porter.frontend.affine import analysis
+            from porter.analysis.affine import analysis
             d = analysis(model).definition(n.ref)
             return fold_int(model, d, env, depth + 1) if d is not None else None
         return None
@@ -554,7 +554,7 @@ def function_shapes(model: FileModel, fn: Function, settings=None) -> list[Shape
     key = (id(fn), id(settings))
     if key in cache:
         return cache[key]
-    from porter.frontend.shared_access import callees
+    from porter.analysis.shared_access import callees
     out = []
     for k in model.kernels:
         if k.body is not None and any(g is fn for g in callees(model, k)[1:]):

@@ -1,0 +1,103 @@
+"""Barriers: which functions synchronise the block, where they are called, and per-function facts."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from porter.frontend.model import BARRIERS, FileModel, Function, Node
+
+_BLOCK_BARRIERS = BARRIERS | {"__syncwarp", "__barrier_sync", "barrier", "sync", "__builtin_amdgcn_s_barrier"}
+
+
+# --- barriers -----------------------------------------------------------------------------------------------------
+
+@dataclass
+class Facts:
+    """What one walk of a function body finds (walking Python nodes is cheaper than asking libclang where
+    every node of a kind starts)."""
+    calls: list = field(default_factory=list)          # CALL_EXPR nodes
+    fors: list = field(default_factory=list)           # FOR_STMT nodes
+    writes: dict = field(default_factory=dict)         # id(decl) -> assignment / increment nodes
+    refs: dict = field(default_factory=dict)           # spelling -> DECL_REF_EXPR nodes
+    dims: int = 1                                      # thread dimensions used: 1 (x), 2 (y), 3 (z)
+    jumps: list = field(default_factory=list)          # return / break / continue statements
+    barriers: list | None = None                       # barrier calls (filled by barrier_calls)
+    barrier_starts: list | None = None
+
+
+_WRITE_OPS = ("++", "--", "post++", "post--", "&")
+
+
+def facts(fn: Function) -> Facts:
+    f = getattr(fn, "_facts", None)
+    if f is not None:
+        return f
+    f = fn._facts = Facts()
+    if fn.body is None:
+        return f
+    for n in fn.body.walk():
+        k = n.kind
+        if k == "CALL_EXPR":
+            f.calls.append(n)
+        elif k in ("RETURN_STMT", "BREAK_STMT", "CONTINUE_STMT"):
+            f.jumps.append(n)
+        elif k == "FOR_STMT":
+            f.fors.append(n)
+        elif k == "DECL_REF_EXPR":
+            f.refs.setdefault(n.spelling, []).append(n)
+        elif k == "MEMBER_REF_EXPR" and n.spelling in ("y", "z"):
+            b = n.builtin()
+            if b is not None and b[0] in ("threadIdx", "blockDim"):
+                f.dims = max(f.dims, 2 if b[1] == "y" else 3)
+        elif k in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR", "UNARY_OPERATOR") and n.children:
+            t = n.children[0].strip
+            if t.kind != "DECL_REF_EXPR":
+                continue
+            if k == "BINARY_OPERATOR" and n.op != "=" or k == "UNARY_OPERATOR" and n.op not in _WRITE_OPS:
+                continue
+            if t.ref is not None:
+                f.writes.setdefault(id(t.ref), []).append(n)
+    return f
+
+
+def barrier_functions(model: FileModel) -> set:
+    """Names of the file's functions that reach a block barrier (directly or through calls)."""
+    cached = getattr(model, "_barrier_functions", None)
+    if cached is not None:
+        return cached
+    fkinds = ("FUNCTION_DECL", "FUNCTION_TEMPLATE", "CXX_METHOD")
+    calls = [(n, n.spelling) for n in model.of_kind("CALL_EXPR")]
+    out: set = set()
+    todo = _BLOCK_BARRIERS
+    while todo:
+        new = set()
+        for n, name in calls:
+            if name in todo:
+                f = n.enclosing(*fkinds)
+                if f is not None and f.spelling not in out:
+                    new.add(f.spelling)
+        out |= new
+        todo = new
+    model._barrier_functions = out
+    return out
+
+
+def is_barrier_call(node: Node, bfuncs: set) -> bool:
+    return node.kind == "CALL_EXPR" and (node.spelling in _BLOCK_BARRIERS or node.spelling in bfuncs)
+
+
+def barrier_calls(fn: Function, bfuncs: set) -> list:
+    f = facts(fn)
+    if f.barriers is None:
+        f.barriers = [n for n in f.calls if is_barrier_call(n, bfuncs)]
+        f.barrier_starts = [n.start for n in f.barriers]
+    return f.barriers
+
+
+def contains_barrier(node: Node, bfuncs: set, fn: Function | None = None) -> bool:
+    if fn is not None:
+        barrier_calls(fn, bfuncs)
+        a, b = node.start, node.end
+        return any(a <= x < b for x in facts(fn).barrier_starts)
+    return any(is_barrier_call(n, bfuncs) for n in node.walk())
+
+
