@@ -43,7 +43,7 @@ def group_object(call):
 def rank_code(comp, call):
     """A Code for a group's rank or size call under Compiler `comp`, or None when `call` is not one; raises the
     compiler's Opaque for ranks that are not functions of the thread index alone."""
-    from porter.analysis.thread_code import Opaque, _join
+    from porter.analysis.code import Opaque, _join
     name = call.spelling
     if name not in RANK_CALLS:
         return None
@@ -69,7 +69,7 @@ def rank_code(comp, call):
             lin = linear(comp)
             return _nonneg(_join(f"({lin.src} // {n})", lin))
         if name in ("size", "num_threads"):
-            from porter.analysis.thread_code import Code
+            from porter.analysis.code import Code
             return Code(str(n), nonneg=True)
         if name == "meta_group_size":
             b = [comp._builtin("blockDim", c) for c in "xyz"]
@@ -81,13 +81,13 @@ def rank_code(comp, call):
 
 
 def _nonneg(c):
-    from porter.analysis.thread_code import Code
+    from porter.analysis.code import Code
     return Code(c.src, c.threads, c.loops, c.unknowns, True)
 
 
 def linear(comp):
     """threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y: a block's thread_rank."""
-    from porter.analysis.thread_code import _join
+    from porter.analysis.code import _join
     # dimensions the enumerated block does not have (size 1: the launch's or the 1-D representative) drop out,
     # so a 1-D kernel's rank is plain threadIdx.x, known exactly
     dims = [i for i in range(3) if i == 0 or comp.block is None or comp.block[i] > 1]

@@ -6,7 +6,9 @@ from dataclasses import dataclass, field
 
 from porter.frontend.model import FileModel, Function, Node
 from porter.analysis.barriers import facts
-from porter.analysis.thread_code import Code, Compiler, GLOBALS, Opaque, _CAP_ITER, _CAP_POINTS, _CAP_UNBOUNDED, _compiled, _join, for_parts
+from porter.analysis.code import Code, Opaque, _join
+from porter.analysis.syntax import for_parts
+from porter.analysis.thread_code import GLOBALS, _CAP_ITER, _CAP_POINTS, _CAP_UNBOUNDED, Compiler, _compiled
 
 
 # --- enumeration ---------------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from porter.frontend.model import Function, Node
 from porter.analysis.barriers import barrier_calls, facts
-from porter.analysis.thread_code import for_parts
+from porter.analysis.syntax import for_parts
 
 
 # --- barrier intervals -------------------------------------------------------------------------------------------

@@ -2,11 +2,11 @@
 the variables of enclosing loops and kernel-uniform unknowns; what cannot be compiled raises Opaque."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from porter.frontend.model import BARRIERS, FileModel, Function, Node
+from porter.frontend.model import FileModel, Function, Node
 from porter.analysis.barriers import barrier_functions, contains_barrier, facts
+from porter.analysis.code import Code, Guard, Loop, Opaque, _join
 from porter.analysis.ranges import IV_GLOBALS, Iv
+from porter.analysis.syntax import array_dim_exprs, for_parts
 
 
 _CAP_ITER = 256            # iterations of one loop per thread (a bounded loop with more is "capped")
@@ -14,71 +14,6 @@ _CAP_UNBOUNDED = 8         # iterations tried for a loop whose bound is a kernel
 _CAP_POINTS = 200_000      # evaluations per access and shape
 _INT_TYPES = ("int", "unsigned", "long", "short", "char", "size_t", "uint", "int32", "int64", "uint32", "uint64",
               "ptrdiff_t", "bool")
-
-
-class Opaque(Exception):
-    """An expression the evaluator cannot follow (a load, a call, a reassigned local, a float)."""
-
-
-@dataclass(frozen=True)
-class Code:
-    src: str
-    threads: frozenset = frozenset()       # 'x' 'y' 'z'
-    loops: frozenset = frozenset()         # Loop indices
-    unknowns: frozenset = frozenset()      # kernel-uniform unknowns by name (parameters, blockIdx.x, ...)
-    nonneg: bool = False                   # known >= 0 (then `/` and `%` are Python's // and %)
-
-
-def _join(src, *codes) -> Code:
-    t, lo, u = frozenset(), frozenset(), frozenset()
-    for c in codes:
-        t, lo, u = t | c.threads, lo | c.loops, u | c.unknowns
-    return Code(src, t, lo, u)
-
-
-@dataclass
-class Loop:
-    idx: int
-    node: Node
-    decl: Node
-    name: str
-    init: Code | None = None
-    cond: Code | None = None
-    step: Code | None = None
-    barrier: bool = False
-    error: str | None = None
-    bound: tuple | None = None        # (op, Code) with the variable on the left: ('<', n) for `i < n`
-    direction: int = 0                # +1 increasing, -1 decreasing, 0 unknown
-
-    @property
-    def var(self) -> str:
-        return f"L{self.idx}"
-
-    @property
-    def bounded(self) -> bool:
-        return self.cond is not None and not self.cond.unknowns
-
-    def deps(self) -> frozenset:
-        out = frozenset()
-        for c in (self.init, self.cond, self.step):
-            if c is not None:
-                out |= c.loops
-        return out - {self.idx}
-
-    def thread_dependent(self) -> bool:
-        return any(c is not None and c.threads for c in (self.init, self.cond, self.step))
-
-
-@dataclass
-class Guard:
-    code: Code | None           # None: opaque
-    node: Node
-    negated: bool
-    text: str
-
-    @property
-    def exact(self) -> bool:
-        return self.code is not None and not self.code.unknowns
 
 
 # --- compiling expressions -----------------------------------------------------------------------------------------
@@ -461,7 +396,6 @@ class Compiler:
         key = ("dims", id(arr))
         if key not in self._cache:
             from porter.analysis.launch import fold_int
-            from porter.lint.helpers import array_dim_exprs
             exprs = array_dim_exprs(arr.node)
             if len(exprs) == len(dims):
                 dims = [d if d is not None else fold_int(self.model, e, self.bindings) for d, e in zip(dims, exprs)]
@@ -569,42 +503,6 @@ def _const(c: Code | None):
         return None
     return v if isinstance(v, int) else None
 
-
-def for_parts(loop: Node):
-    """(init, cond, inc, body) of a FOR_STMT, each None when omitted (libclang drops empty parts). Cached per
-    loop (it lexes the loop header)."""
-    cache = loop.model.__dict__.setdefault("_for_parts_h", {})
-    hit = cache.get(id(loop))
-    if hit is None or hit[0] is not loop:
-        hit = cache[id(loop)] = (loop, _for_parts(loop))
-    return hit[1]
-
-
-
-def _for_parts(loop: Node):
-    body = loop.children[-1] if loop.children else None
-    toks = loop.model.tokens_in(loop.start, body.start if body is not None and body.start > loop.start else loop.end)
-    depth, semis, close = 0, [], None
-    for t in toks:
-        if t.spelling == "(":
-            depth += 1
-        elif t.spelling == ")":
-            depth -= 1
-            if depth == 0:
-                close = t.start
-                break
-        elif t.spelling == ";" and depth == 1:
-            semis.append(t.start)
-    parts = [None, None, None, None]
-    if len(semis) != 2 or close is None:
-        if loop.children:
-            parts[3] = loop.children[-1]
-        return tuple(parts)
-    for c in loop.children:
-        i = 0 if c.start < semis[0] else 1 if c.start < semis[1] else 2 if c.start < close else 3
-        if parts[i] is None:
-            parts[i] = c
-    return tuple(parts)
 
 
 def _integral(t: str | None) -> bool:

@@ -4,6 +4,15 @@ regex pass. Offsets are byte offsets, like every other offset in the model."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+
+@dataclass
+class Token:
+    start: int
+    end: int
+    spelling: str
+    kind: str      # PUNCTUATION KEYWORD IDENTIFIER LITERAL COMMENT
+
 
 _KEYWORDS = {
     "alignas", "alignof", "asm", "auto", "bool", "break", "case", "catch", "char", "class", "const", "constexpr",
@@ -64,8 +73,7 @@ def lex(data: bytes, start: int = 0, end: int | None = None, token_cls=None):
 
 
 def tokenize(data: bytes):
-    """All tokens of `data` as model Tokens."""
-    from porter.frontend.model import Token
+    """All tokens of `data` as Tokens."""
     return lex(data, token_cls=Token)
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from porter.frontend import clangext
+from porter.frontend.lexer import Token, lex
 
 # Implicit nodes that only wrap one child with the same extent.
 _TRANSPARENT = {"UNEXPOSED_EXPR"}
@@ -304,14 +305,6 @@ class Function:
         return self.kind in ("global", "device", "host_device")
 
 
-@dataclass
-class Token:
-    start: int
-    end: int
-    spelling: str
-    kind: str      # PUNCTUATION KEYWORD IDENTIFIER LITERAL COMMENT
-
-
 class FileModel:
     """Everything known about one parsed file."""
 
@@ -493,8 +486,7 @@ class FileModel:
     @property
     def tokens(self) -> list[Token]:
         if self._tokens is None:
-            from porter.frontend.lexer import lex
-            self._tokens = lex(self.source.data, token_cls=Token)
+                self._tokens = lex(self.source.data, token_cls=Token)
         return self._tokens
 
     def tokens_in(self, start: int, end: int) -> list[Token]:
@@ -505,7 +497,6 @@ class FileModel:
         end = min(end, len(self.source.data))
         if end <= start:
             return []
-        from porter.frontend.lexer import lex
         return [t for t in lex(self.source.data, start, end, token_cls=Token) if t.start < end]
 
     def tokens_between(self, start: int, end: int) -> list[Token]:

@@ -115,28 +115,6 @@ def warp_index_kind(an, node: Node | None, depth: int = 0):
     return None
 
 
-def array_dim_exprs(decl: Node) -> list[Node]:
-    """The dimension expressions written in an array declaration, outermost first (`x[A][B]` -> [A, B])."""
-    cache = decl.model.__dict__.setdefault("_array_dim_exprs", {})
-    hit = cache.get(id(decl))
-    if hit is None or hit[0] is not decl:
-        hit = cache[id(decl)] = (decl, _array_dim_exprs(decl))
-    return list(hit[1])
-
-
-def _array_dim_exprs(decl: Node) -> list[Node]:
-    toks = decl.model.tokens_in(decl.start, decl.end)
-    opens = {t.end for t in toks if t.spelling == "["}
-    dims = []
-    for c in decl.children:
-        if c.kind.endswith("_ATTR") or c.kind in ("TYPE_REF", "TEMPLATE_REF", "NAMESPACE_REF"):
-            continue
-        # the token just before a bound is `[` (an initialiser follows `=`, `(` or `{`)
-        if any(o <= c.start and decl.model.source.slice(o, c.start).strip() == "" for o in opens):
-            dims.append(c)
-    return sorted(dims, key=lambda d: d.start)
-
-
 def array_subscripts(model, decl: Node):
     """Each subscript of the array variable `decl`: (outermost ARRAY_SUBSCRIPT_EXPR, indices outermost first).
     `x[i][j]` gives (node, [i, j])."""

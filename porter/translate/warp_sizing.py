@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from porter.analysis.thread_code import for_parts
+from porter.analysis.syntax import for_parts
 from porter.lint.helpers import array_subscripts, function_by_call, int_value, warp_index_kind
 from porter.translate.kernel.ctype import I32
 
@@ -515,7 +515,8 @@ def hip_plan(model) -> HipSizing:
     - a per-warp dimension (`[N / 32]`, `[8]`) indexed only by warp ids computed with warpSize is left as is:
       wave64 has fewer warps, and the loops over its slots are CP104 findings of their own (at the bound)."""
     from porter.analysis.affine import analysis
-    from porter.lint.helpers import array_dim_exprs, spelled
+    from porter.analysis.syntax import array_dim_exprs
+    from porter.lint.helpers import spelled
     out = HipSizing()
     an = None
     for s in model.shared:

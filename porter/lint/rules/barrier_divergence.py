@@ -61,7 +61,7 @@ No fix: the work has to be predicated instead of the barrier, which changes the 
 import re
 
 from porter.frontend.model import BARRIERS
-from porter.analysis.thread_code import for_parts
+from porter.analysis.syntax import for_parts
 from porter.lint.helpers import call_target, function_at, variable_writes
 
 CODE = "CP701"

@@ -40,7 +40,8 @@ disables the fix). It assumes, as the unpadded code did, that the column part of
 """
 from porter.analysis.shared_access import as_int, shared_memory, strip
 from porter.lint.context import fix, replace
-from porter.lint.helpers import array_dim_exprs, int_value, spelled
+from porter.analysis.syntax import array_dim_exprs
+from porter.lint.helpers import int_value, spelled
 
 CODE = "CP402"
 _MAX_PAD = 16

@@ -39,7 +39,7 @@ No fix: moving the call out of the branch changes which values are exchanged; th
 ## References
 - ORNL/HeCBench#177 (hang with a partial mask on a 64-lane wavefront), ROCm/hip#3667, pytorch/FBGEMM#5830.
 """
-from porter.analysis.thread_code import for_parts
+from porter.analysis.syntax import for_parts
 from porter.lint.helpers import in_device_code, int_value, sync_intrinsics, sync_mask, warp_index_kind
 
 CODE = "CP203"

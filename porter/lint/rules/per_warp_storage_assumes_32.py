@@ -66,9 +66,8 @@ hold, or refuses the kernel with CP104.
 """
 from porter.frontend.model import WARP_INTRINSICS
 from porter.lint.context import fix
-from porter.analysis.thread_code import for_parts
-from porter.lint.helpers import (array_dim_exprs, array_subscripts, function_by_call, int_value,
-                                 is_shift_count, replace_binary, warp_index_kind)
+from porter.analysis.syntax import array_dim_exprs, for_parts
+from porter.lint.helpers import (array_subscripts, function_by_call, int_value, is_shift_count, replace_binary, warp_index_kind)
 
 CODE = "CP104"
 

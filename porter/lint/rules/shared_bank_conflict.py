@@ -59,7 +59,8 @@ from math import gcd
 from porter.analysis.shared_access import (as_int, declaration_named, kernel_static_shared, kernels_using,
                                            shared_memory, substitute)
 from porter.lint.context import fix, replace
-from porter.lint.helpers import array_dim_exprs, launch_block, operand_text, spelled
+from porter.analysis.syntax import array_dim_exprs
+from porter.lint.helpers import launch_block, operand_text, spelled
 
 CODE = "CP401"
 BANKS = 32

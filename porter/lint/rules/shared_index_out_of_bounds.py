@@ -115,7 +115,7 @@ def _uncertain(comp, info, sub) -> bool:
             return True
         if g.code.unknowns and _bounds_directly(comp, g, sub):
             return True
-    from porter.analysis.thread_code import for_parts
+    from porter.analysis.syntax import for_parts
     for lp in info.opaque_loops:       # a loop the analysis cannot follow, entered by some threads only?
         parts = for_parts(lp)[:3] if lp.kind == "FOR_STMT" else lp.children[:1] if lp.kind == "WHILE_STMT" \
             else lp.children[-1:]

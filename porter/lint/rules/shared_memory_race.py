@@ -361,7 +361,7 @@ def _volatile(info) -> bool:
 
 def _dropped(info, an) -> bool:
     """A guard or an enclosing loop the enumeration could not use decides which threads run the access."""
-    from porter.analysis.thread_code import for_parts
+    from porter.analysis.syntax import for_parts
     if any(not g.exact for g in info.guards):
         return True
     for lp in info.opaque_loops:
@@ -457,7 +457,7 @@ def _report_opaque(ctx, a, b, shape, block, reported):
 
 def _fix(ctx, comp, a, b, hit):
     """Insert `__syncthreads();` before the statement of the later access when every thread reaches it."""
-    from porter.analysis.thread_code import for_parts
+    from porter.analysis.syntax import for_parts
     if a is b or any(v != 0 for _, v in hit["rel"]):
         return None
     first, second = (a, b) if a.node.start <= b.node.start else (b, a)

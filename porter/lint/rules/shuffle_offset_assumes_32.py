@@ -43,7 +43,7 @@ Unrolled sequences get no fix: they need a loop or an extra guarded step.
   to 0.5), ROCm/bitsandbytes#93 (50% mismatches), ggml-org/llama.cpp#3630, ORNL/HeCBench#171.
 """
 from porter.lint.context import fix, replace
-from porter.analysis.thread_code import for_parts
+from porter.analysis.syntax import for_parts
 from porter.lint.helpers import SHUFFLES, function_by_call, int_value, shuffle_operands, spelled
 
 CODE = "CP103"

@@ -49,7 +49,7 @@ a different thread mapping, or a structure-of-arrays layout).
 """
 from porter.analysis.affine import Poly
 from porter.analysis.shared_access import pointee_size
-from porter.analysis.thread_code import for_parts
+from porter.analysis.syntax import for_parts
 from porter.lint.helpers import int_value
 
 CODE = "CP802"

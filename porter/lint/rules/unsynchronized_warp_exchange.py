@@ -38,7 +38,7 @@ the partner may be in another warp (`s[threadIdx.x + 1]`), `__syncthreads()` is 
 """
 from porter.analysis.shared_access import shared_memory
 from porter.lint.context import fix, insert
-from porter.analysis.thread_code import for_parts
+from porter.analysis.syntax import for_parts
 from porter.lint.helpers import contains_barrier, is_lane_id, reduction_step, warp_index_kind
 
 CODE = "CP302"

@@ -52,7 +52,7 @@ import re
 
 from porter.analysis.shared_access import shared_memory
 from porter.lint.context import fix, replace
-from porter.analysis.thread_code import for_parts
+from porter.analysis.syntax import for_parts
 from porter.lint.helpers import (contains_barrier, in_device_code, int_value, reduction_step, spelled,
                                  warp_index_kind)
 

@@ -53,8 +53,8 @@ import re
 
 from porter.diagnostics import Applicability, Edit, Fix
 from porter.frontend.model import WARP_INTRINSICS
-from porter.lint.helpers import (SHUFFLES, array_dim_exprs, array_subscripts, function_by_call, int_value,
-                                 is_shift_count, shuffle_operands, warp_evidence, warp_index_kind)
+from porter.analysis.syntax import array_dim_exprs
+from porter.lint.helpers import (SHUFFLES, array_subscripts, function_by_call, int_value, is_shift_count, shuffle_operands, warp_evidence, warp_index_kind)
 
 CODE = "CP101"
 _WARPISH = re.compile(r"warp|wave|lane|simd|subgroup", re.I)

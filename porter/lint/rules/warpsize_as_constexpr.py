@@ -39,7 +39,7 @@ interface.
 """
 import re
 
-from porter.lint.helpers import array_dim_exprs
+from porter.analysis.syntax import array_dim_exprs
 
 CODE = "CP106"
 _CLIMB = {"PAREN_EXPR", "CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR", "CXX_FUNCTIONAL_CAST_EXPR", "UNEXPOSED_EXPR",
