@@ -113,7 +113,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     rep = sub.add_parser("report", help="per-kernel resource and occupancy report per target")
     if wanted("report"):
-        _lazy(rep, "porter.report")
+        _lazy(rep, "porter.report_cli")
 
     server = sub.add_parser("server", help="language server (LSP over stdio) for editors: diagnostics, quick fixes, "
                             "rule documentation on hover")

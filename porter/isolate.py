@@ -101,12 +101,10 @@ def add_arguments(add) -> None:
 
 def diagnostic(path: str, message: str):
     """CP000 at line 1 of `path` (reported whatever the rule selection: the file has no other result)."""
-    from porter.diagnostics import Diagnostic
-    from porter.lint.registry import RULES
-    info = RULES["CP000"]
-    return Diagnostic(code="CP000", message=message, filename=path, start=0, end=0, row=1, column=1,
-                      end_row=1, end_column=1, severity="error", name=info.name, url=info.url,
-                      extra={"gave_up": True})
+    from porter.lint.registry import diagnostic
+    d = diagnostic("CP000", message, path, 0, 0, severity="error", gave_up=True)
+    d.row = d.column = d.end_row = d.end_column = 1
+    return d
 
 
 # --- the supervisor -----------------------------------------------------------------------------------------
@@ -594,30 +592,6 @@ def file_size(path: str) -> int:
         return os.path.getsize(path)
     except OSError:
         return 0
-
-
-def failed_translation(path: str, target: str, message: str):
-    """The TranslationResult of a file the translator gave up on: one CP000, refused (nothing is written)."""
-    from porter.translate.api import TranslationResult
-    stats = None
-    if target == "hip":
-        from porter.translate.hip.stats import FileStats
-        stats = FileStats(path, parse_errors=1)
-    return TranslationResult(path, target, diagnostics=[diagnostic(path, message)], stats=stats,
-                             extra={"refused": message, "gave_up": message})
-
-
-def translate(fn, path: str, target: str, limits: Limits, args=(), kwargs=None, text: str | None = None):
-    """fn(*args, **kwargs) -> TranslationResult (fn and its arguments picklable) on the long-lived supervised
-    worker (call_job), after the macro pre-check on `text`; a crash, a limit or the pre-check gives
-    failed_translation(...)."""
-    bomb = check_expansion(text, limits.memory_mib) if text is not None else None
-    if bomb:
-        return failed_translation(path, target, bomb)
-    preload()
-    res = call_job(fn, tuple(args), dict(kwargs or {}), limits, os.path.basename(path),
-                   len(text) if text is not None else file_size(path))
-    return failed_translation(path, target, res.message) if isinstance(res, Failure) else res
 
 
 def limits_for(args, paths) -> Limits:

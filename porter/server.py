@@ -104,8 +104,10 @@ def lint_text(path: str, text: str) -> list:
     try:
         settings = settings_for(path)
     except Exception as exc:          # a broken configuration: say so on the file rather than go silent
-        from porter.diagnostics import Diagnostic
-        return [Diagnostic("CP000", f"cuport configuration: {exc}", path, 0, 0, 1, 1, 1, 1)]
+        from porter.lint.registry import diagnostic
+        d = diagnostic("CP000", f"cuport configuration: {exc}", path, 0, 0)
+        d.row = d.column = d.end_row = d.end_column = 1
+        return [d]
     res = isolate.call(lambda: lint_source(SourceFile(path, text), settings).diagnostics, path,
                        isolate.Limits.of(settings), text)
     if isinstance(res, isolate.Failure):

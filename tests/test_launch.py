@@ -3,8 +3,8 @@ import pytest
 
 from porter.analysis.affine import analysis
 from porter.frontend.build import build_model
-from porter.analysis.launch import (UNKNOWN, Shape, block_shape, block_shapes, fold_text, launch_bounds,
-                                    parse_annotation, thread_ranges)
+from porter.analysis.annotations import parse_annotation
+from porter.analysis.launch import UNKNOWN, Shape, block_shape, block_shapes, fold_text, launch_bounds, thread_ranges
 from porter.analysis.intervals import Intervals, relations
 from porter.analysis.barriers import barrier_functions
 from porter.analysis.enumeration import always_enters, enumerate_access, function_accesses

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from porter.frontend.lexer import split_top_level
+from porter.analysis.annotations import annotation_for
 from porter.frontend.model import FileModel, Function, Node
 
 MAX_THREADS = 1024                    # CUDA / HIP / Vulkan-on-NVIDIA limit of threads per block
-_ANNOTATION = re.compile(rb"cuport:\s*launch\b[^\n]*")
 
 
 @dataclass(frozen=True)
@@ -266,104 +265,6 @@ def launch_bounds(model: FileModel, fn: Function, env: dict | None = None) -> La
 
 # --- annotations ----------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Annotation:
-    kernel: str | None
-    block: tuple | None
-    grid: tuple | None
-    shared: int | None
-    start: int
-    end: int
-    line: int
-    error: str | None = None
-
-
-_parser = None
-
-
-def _lark():
-    global _parser
-    if _parser is None:
-        from lark import Lark   # lazy: only files with an annotation pay for it
-        _parser = Lark(Path(__file__).with_name("launch.lark").read_text(), parser="lalr",
-                       propagate_positions=True)
-    return _parser
-
-
-def parse_annotation(text: str) -> dict:
-    """`launch [kernel] block=(16,16) grid=... shared=N` -> {'kernel', 'block', 'grid', 'shared'}; raises
-    ValueError with lark's message on a syntax error."""
-    from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
-    text = text.strip()
-    try:
-        tree = _lark().parse(text)
-    except UnexpectedEOF:
-        raise ValueError(f"`{text}`: unexpected end of the annotation") from None
-    except UnexpectedToken as exc:
-        if exc.token.type == "$END":
-            raise ValueError(f"`{text}`: unexpected end of the annotation") from None
-        raise ValueError(f"`{text}`: unexpected `{exc.token}` at column {exc.column}; expected "
-                         f"`launch [kernel] block=(x, y, z)`") from None
-    except UnexpectedCharacters as exc:
-        raise ValueError(f"`{text}`: unexpected `{text[exc.pos_in_stream]}` at column {exc.column}") from None
-    except LarkError as exc:
-        raise ValueError(str(exc).strip().splitlines()[0]) from None
-    out = {"kernel": None, "block": None, "grid": None, "shared": None}
-    for ch in tree.children:
-        if ch is None:
-            continue
-        if not hasattr(ch, "data"):
-            out["kernel"] = str(ch)
-        elif ch.data in ("block", "grid"):
-            toks = ch.children[0].children
-            vals = [int(x) for t in toks for x in re.split(r"\s*[x*]\s*", str(t))]
-            if not 1 <= len(vals) <= 3 or any(v <= 0 for v in vals):
-                raise ValueError(f"{ch.data} needs 1 to 3 positive sizes")
-            out[ch.data] = tuple(vals + [1] * (3 - len(vals)))
-        elif ch.data == "shared":
-            out["shared"] = int(ch.children[0])
-        elif ch.data == "kernel":
-            out["kernel"] = str(ch.children[0])
-    return out
-
-
-def annotations(model: FileModel) -> list[Annotation]:
-    cached = getattr(model, "_launch_annotations", None)
-    if cached is not None:
-        return cached
-    out = []
-    data = model.source.data
-    if b"cuport:" in data:
-        for m in _ANNOTATION.finditer(data):
-            line = model.source.position(m.start())[0]
-            raw = data[m.start():m.end()].decode("utf-8", "replace")
-            body = raw.split(":", 1)[1].split("*/")[0]
-            try:
-                p = parse_annotation(body)
-            except ValueError as exc:
-                out.append(Annotation(None, None, None, None, m.start(), m.end(), line, str(exc)))
-                continue
-            out.append(Annotation(p["kernel"], p["block"], p["grid"], p["shared"], m.start(), m.end(), line))
-    model._launch_annotations = out
-    return out
-
-
-def _annotation_for(model: FileModel, fn: Function) -> Annotation | None:
-    anns = [a for a in annotations(model) if a.error is None and a.block is not None]
-    if not anns:
-        return None
-    for a in anns:
-        if a.kernel is not None and a.kernel.split("::")[-1] == fn.name:
-            return a
-    prev_end = max([r.end for r in model.roots if r.end <= fn.node.start] or [0])
-    for a in anns:
-        if a.kernel is None and prev_end <= a.start < fn.node.end:
-            return a
-    return None
-
-
-# --- launch sites ---------------------------------------------------------------------------------------------
-
 def site_kernel(site) -> str:
     """Kernel name of a launch site (dependent calls inside templates have an empty spelling)."""
     if site.kernel:
@@ -520,7 +421,7 @@ def _block_shapes(model, fn, name, settings) -> list[Shape]:
         return [Shape(b, "config", True, b[0] * b[1] * b[2], None, "", (), conf.get("shared"))]
     if fn is None:
         return [UNKNOWN]
-    ann = _annotation_for(model, fn)
+    ann = annotation_for(model, fn)
     if ann is not None:
         b = ann.block
         return [Shape(b, "annotation", True, b[0] * b[1] * b[2], ann.line, "", (), ann.shared)]
@@ -564,4 +465,102 @@ def function_shapes(model: FileModel, fn: Function, settings=None) -> list[Shape
     if not out or any(not s.exact for s in out):
         out = [UNKNOWN] if not out else out
     cache[key] = out
+    return out
+
+
+# --- per launch site, per component (the translators' view) ---
+
+_DIM3_CTORS = ("CALL_EXPR", "CXX_FUNCTIONAL_CAST_EXPR", "CXX_TEMPORARY_OBJECT_EXPR", "UNEXPOSED_EXPR",
+               "CXX_CONSTRUCT_EXPR", "INIT_LIST_EXPR")
+
+
+@dataclass
+class LaunchShape:
+    block: list            # [x, y, z], None where unknown
+    grid: list             # [text, text, text]: the CUDA grid expressions
+    shmem: int | None      # dynamic shared bytes when constant
+    shmem_text: str = "0"
+    line: int = 0
+
+
+def const_int(model, node):
+    """An integer constant: libclang's value, else a constant affine form (macros, constexpr locals)."""
+    if node is None:
+        return None
+    v = node.value
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    from porter.analysis.affine import analysis
+    p = analysis(model).poly(node)
+    if p is not None and p.is_const() and p.constant.denominator == 1:
+        return int(p.constant)
+    return None
+
+
+def _ctor_args(n):
+    return [c for c in n.children if c.kind not in ("TYPE_REF", "NAMESPACE_REF", "TEMPLATE_REF")
+            and not (c.kind == "DECL_REF_EXPR" and c.spelling == "dim3" and n.kind == "CALL_EXPR")]
+
+
+def dim3_values(model, node, depth=0) -> list:
+    """[x, y, z] of a dim3 / integer launch argument; None for components that are not constant."""
+    unknown = [None, None, None]
+    if node is None or depth > 8:
+        return unknown
+    n = node.strip
+    v = const_int(model, n)
+    if v is not None:
+        return [v, 1, 1]
+    if n.kind in _DIM3_CTORS:
+        args = _ctor_args(n)
+        if len(args) == 1 and ("dim3" in args[0].type or "uint3" in args[0].type):
+            return dim3_values(model, args[0], depth + 1)
+        if n.kind == "UNEXPOSED_EXPR" and len(args) == 1:
+            return dim3_values(model, args[0], depth + 1)
+        vals = [const_int(model, a) for a in args[:3]]
+        return vals + [1] * (3 - len(vals))
+    if n.kind == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind == "VAR_DECL":
+        decl = n.ref
+        if _members_written(decl):
+            return unknown
+        init = [c for c in decl.children if c.kind not in ("TYPE_REF", "NAMESPACE_REF") and
+                not c.kind.endswith("_ATTR")]
+        if not init:
+            return [1, 1, 1] if "dim3" in decl.type else unknown
+        return dim3_values(model, init[-1], depth + 1)
+    return unknown
+
+
+def dim3_texts(model, node, depth=0) -> list:
+    """Source text of each grid component ("1" for the defaulted ones)."""
+    if node is None or depth > 8:
+        return ["?", "1", "1"]
+    n = node.strip
+    if n.kind in _DIM3_CTORS:
+        args = _ctor_args(n)
+        if len(args) == 1 and ("dim3" in args[0].type or "uint3" in args[0].type):
+            return dim3_texts(model, args[0], depth + 1)
+        if n.kind == "UNEXPOSED_EXPR" and len(args) == 1:
+            return dim3_texts(model, args[0], depth + 1)
+        t = [a.text for a in args[:3]]
+        return t + ["1"] * (3 - len(t))
+    if n.kind == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind == "VAR_DECL" and "dim3" in n.ref.type:
+        init = [c for c in n.ref.children if c.kind not in ("TYPE_REF", "NAMESPACE_REF")]
+        if init and not _members_written(n.ref):
+            return dim3_texts(model, init[-1], depth + 1)
+        return [f"{n.spelling}.x", f"{n.spelling}.y", f"{n.spelling}.z"]
+    return [n.text, "1", "1"]
+
+
+def launch_shapes(model, kernel_name: str) -> list[LaunchShape]:
+    """The shape of each launch site of `kernel_name`, per component (None where not constant), for the
+    translators' manifests and limits; block_shapes() above is the exact-or-nothing view the rules use."""
+    out = []
+    for ls in model.launches:
+        if ls.kernel != kernel_name:
+            continue
+        shm = const_int(model, ls.shmem) if ls.shmem is not None else 0
+        out.append(LaunchShape(dim3_values(model, ls.block), dim3_texts(model, ls.grid), shm,
+                               ls.shmem.text if ls.shmem is not None else "0",
+                               model.source.position(ls.node.start)[0]))
     return out

@@ -5,7 +5,7 @@ from porter.diagnostics import Applicability, Diagnostic, Edit, Fix
 from porter.analysis.affine import analysis
 from porter.frontend.model import Node
 from porter.lint.helpers import seen_text
-from porter.lint.registry import RULES
+from porter.lint.registry import RULES, diagnostic
 
 
 class LintContext:
@@ -25,9 +25,8 @@ class LintContext:
     def report(self, code: str, at, message: str, fix: Fix | None = None, **extra) -> Diagnostic:
         """Report at a Node or a (start, end) offset pair."""
         start, end = (at.start, at.end) if hasattr(at, "start") else at
-        info = RULES[code]
-        d = Diagnostic(code=code, message=message, filename=self.source.path, start=start, end=end, fix=fix,
-                       severity=info.level, name=info.name, url=info.url, extra=extra)
+        RULES[code]                                  # an unknown code is a bug in the rule: KeyError
+        d = diagnostic(code, message, self.source.path, start, end, fix=fix, **extra)
         self.diagnostics.append(d)
         return d
 

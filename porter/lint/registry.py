@@ -107,3 +107,15 @@ def resolve(selector: str) -> set[str]:
 
 def get(code: str) -> RuleInfo:
     return RULES[code]
+
+
+def diagnostic(code: str, message: str, filename: str, start: int, end: int, *, fix=None, severity: str | None = None,
+               source=None, **extra):
+    """The one way to build a Diagnostic of a known code: name, URL and default severity from the codes table;
+    located (row/column) when the SourceFile it points into is given."""
+    from porter.diagnostics import Diagnostic
+    info = RULES.get(code)
+    d = Diagnostic(code=code, message=message, filename=filename, start=start, end=end, fix=fix,
+                   severity=severity or (info.level if info else "error"), name=info.name if info else "",
+                   url=info.url if info else "", extra=extra)
+    return source.locate(d) if source is not None else d

@@ -252,9 +252,7 @@ class Suppressions:
         return cs, ce, ""
 
     def _diag(self, code, message, filename, start, end, fix=None) -> Diagnostic:
-        info = registry.RULES[code]
-        d = Diagnostic(code, message, filename, self._b(start), self._b(end), fix=fix,
-                       severity=info.level, name=info.name, url=info.url)
+        d = registry.diagnostic(code, message, filename, self._b(start), self._b(end), fix=fix)
         if self._src is None:
             self._src = SourceFile("<suppressions>", self.text)
         return self._src.locate(d)

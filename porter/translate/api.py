@@ -11,6 +11,7 @@ when its target is asked for, so `cuport lint` never pays for a translator. A ta
 from __future__ import annotations
 
 import importlib
+import os
 from dataclasses import dataclass, field
 
 
@@ -70,3 +71,28 @@ def target_function(target: str):
 def translate_file(path: str, target: str, **options) -> TranslationResult:
     """Translate the file at `path` (or `text=` given as its contents) for `target`."""
     return target_function(target)(path, **options)
+
+
+def failed_translation(path: str, target: str, message: str):
+    """The TranslationResult of a file the translator gave up on: one CP000, refused (nothing is written)."""
+    from porter import isolate
+    stats = None
+    if target == "hip":
+        from porter.translate.hip.stats import FileStats
+        stats = FileStats(path, parse_errors=1)
+    return TranslationResult(path, target, diagnostics=[isolate.diagnostic(path, message)], stats=stats,
+                             extra={"refused": message, "gave_up": message})
+
+
+def translate_isolated(fn, path: str, target: str, limits, args=(), kwargs=None, text: str | None = None):
+    """fn(*args, **kwargs) -> TranslationResult (fn and its arguments picklable) on the long-lived supervised
+    worker (call_job), after the macro pre-check on `text`; a crash, a limit or the pre-check gives
+    failed_translation(...)."""
+    from porter import isolate
+    bomb = isolate.check_expansion(text, limits.memory_mib) if text is not None else None
+    if bomb:
+        return failed_translation(path, target, bomb)
+    isolate.preload()
+    res = isolate.call_job(fn, tuple(args), dict(kwargs or {}), limits, os.path.basename(path),
+                           len(text) if text is not None else isolate.file_size(path))
+    return failed_translation(path, target, res.message) if isinstance(res, isolate.Failure) else res

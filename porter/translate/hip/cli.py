@@ -279,6 +279,7 @@ def _run(args) -> int:
                    extra_args=list(_opt(args, "extra_args", [])), compile_commands=_opt(args, "compile_commands"),
                    header_mode=_opt(args, "header_mode", "light"))
     from porter import isolate
+    from porter.translate.api import translate_isolated
     limits = isolate.Limits.of(settings, _opt(args, "timeout"), _opt(args, "memory_limit"))
     roots = sorted({r for _, r in files})
     results = []            # (path, root, TranslationResult)
@@ -295,7 +296,7 @@ def _run(args) -> int:
         try:
             src = read_source(path, stdin_filename=stdin_filename or "stdin.cu")
             # in a supervised child: a libclang crash or a limit refuses this file only (CP000)
-            res = isolate.translate(translate, src.path, "hip", limits, (src.path, src.text), options, src.text)
+            res = translate_isolated(translate, src.path, "hip", limits, (src.path, src.text), options, src.text)
         except SourceError as exc:
             bar.clear()
             print(f"cuport translate: error: {exc}", file=sys.stderr)

@@ -100,7 +100,7 @@ class CallsMixin:
         """Template arguments of a call to a device function template: explicit `<...>` or deduced."""
         if not fn.is_template:
             return dict(self.frame.subst) if self.frame else {}
-        from porter.translate.launch import template_params
+        from porter.translate.templates import template_params
         params = template_params(fn.node)
         subst = {}
         text = self.model.source.slice(n.start, n.end)

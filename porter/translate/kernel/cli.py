@@ -146,6 +146,7 @@ def main(args) -> int:
         return 2
     stdin_filename = _opt(args, "stdin_filename") or "stdin.cu"
     from porter import isolate
+    from porter.translate.api import translate_isolated
     from porter.config import ConfigError
     try:
         limits = isolate.limits_for(args, paths)
@@ -163,7 +164,7 @@ def main(args) -> int:
         try:
             src = read_source(path, stdin_filename=stdin_filename)
             # in a supervised child: a libclang crash or a limit refuses this file only (CP000)
-            res = isolate.translate(translate_file, src.path, target, limits, (src.path, target),
+            res = translate_isolated(translate_file, src.path, target, limits, (src.path, target),
                                     dict(options, text=src.text), src.text)
         except SourceError as exc:
             bar.clear()

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 from porter.diagnostics import Diagnostic
 from porter.frontend.parse import ParseOptions
 from porter.lint.helpers import launches_of
-from porter.lint.registry import RULES
+from porter.lint.registry import diagnostic
 from porter.source import SourceFile, read_source
 from porter.translate import integrity
 from porter.translate import warp_sizing
@@ -20,7 +20,8 @@ from porter.translate.kernel import units
 from porter.translate.kernel.emitter import KernelEmitter, Unit
 from porter.translate.kernel.target import TranslationError
 from porter.translate.kernel.validate import limit_problems
-from porter.translate.launch import instances, launch_shapes
+from porter.analysis.launch import launch_shapes
+from porter.translate.templates import instances
 from porter.translate.portability import lint_and_fix
 
 # lint families reported with a translation: warp-size assumptions and warp-synchronous code (the lane-mask
@@ -38,11 +39,7 @@ def parse_defines(defines) -> dict:
 
 def make_diagnostic(source: SourceFile, code: str, start: int, end: int, message: str,
                     severity: str | None = None, **extra) -> Diagnostic:
-    info = RULES.get(code)
-    d = Diagnostic(code=code, message=message, filename=source.path, start=start, end=end,
-                   severity=severity or (info.level if info else "error"), name=info.name if info else "",
-                   url=info.url if info else "", extra=extra)
-    return source.locate(d)
+    return diagnostic(code, message, source.path, start, end, severity=severity, source=source, **extra)
 
 
 def _lint_and_fix(source, popts, enabled_fixes: bool):

@@ -165,11 +165,12 @@ class OpenclTarget(OpenclBuiltins, Target):
             clash = [n for n, (text, _t, _v) in em.consts.items() if consts.get(n, text) != text]
             clash += [f for f, text in em.functions.values() if functions.get(f, text) != text]
             if clash:
-                from porter.translate.kernel.driver import make_diagnostic
+                from porter.lint.registry import diagnostic
                 msg = f"kernel `{label}` not translated: `{clash[0]}` is defined differently by another kernel"
                 result.failed_kernels[label] = "CP907: " + msg[msg.index(":") + 2:]
-                result.diagnostics.append(make_diagnostic(unit.model.source, "CP907", em.fn.node.start,
-                                                          em.fn.node.start, msg, kernel=label))
+                src = unit.model.source
+                result.diagnostics.append(diagnostic("CP907", msg, src.path, em.fn.node.start, em.fn.node.start,
+                                                     source=src, kernel=label))
                 continue
             for e in em.extensions:
                 if e not in exts:

@@ -157,7 +157,7 @@ def launched_elsewhere(model, fsrc, result, only: str | None = None) -> list:
     """A diagnostic for each kernel launched in this file whose definition is neither in it nor in the
     project headers it includes (another input of the program defines it, or nobody does): a launched
     kernel left out is never silent."""
-    from porter.translate.kernel.driver import make_diagnostic
+    from porter.lint.registry import diagnostic
     defined = {f.name for f in model.kernels if f.body is not None}
     out, seen = [], set()
     result.extra.setdefault("launched_elsewhere", [])
@@ -167,10 +167,10 @@ def launched_elsewhere(model, fsrc, result, only: str | None = None) -> list:
             continue
         seen.add(name)
         result.extra["launched_elsewhere"].append(name)
-        out.append(make_diagnostic(
-            fsrc, "CP907", ls.node.start, ls.node.end,
-            f"kernel `{name}` is launched here but not defined in this file or the project headers it includes: "
-            "it is not translated with this file (translate the file that defines it)", "warning", kernel=name))
+        out.append(diagnostic(
+            "CP907", f"kernel `{name}` is launched here but not defined in this file or the project headers it "
+            "includes: it is not translated with this file (translate the file that defines it)",
+            fsrc.path, ls.node.start, ls.node.end, severity="warning", source=fsrc, kernel=name))
     return out
 
 
