@@ -415,7 +415,7 @@ def main(args, archs, settings, registers, popts, limits) -> int:
     from porter.progress import Progress
     from porter.source import STDIN, OutputError, write_output
     paths, status = [], 0
-    for p, err in discover(args.paths, getattr(settings, "exclude", ())):
+    for p, err in discover(args.paths, settings.is_excluded):
         if err or p == STDIN:
             print(f"cuport: error: {err or 'the HTML report reads files, not standard input'}", file=sys.stderr)
             status = 2

@@ -1,5 +1,6 @@
 """Config discovery, selection (ruff's precedence), per-file-ignores, errors, hash and show."""
 
+import os
 import pytest
 
 from porter.config import ConfigError, Settings, find_config, load_settings, path_matches
@@ -233,3 +234,23 @@ def test_show(tmp_path):
     assert '"CP401"' in text.split("ignored")[1].splitlines()[0]
     assert 'per-file-ignores   = {"*.cuh": ["CP101"' in text
     assert "settings-hash" in text
+
+
+@pytest.mark.parametrize("pattern", ["third_party/*.cu", "src/**/gen_*.cu", "*.cuh", "legacy/old.cu", "kern?ls/*"])
+def test_exclude_and_per_file_ignores_match_the_same_paths(tmp_path, pattern):
+    """One glob matcher (config.path_matches) for both keys, and lint's directory walk uses it too: `*` stays in a
+    directory (third_party/*.cu does not reach third_party/sub/x.cu), `**` crosses them."""
+    from porter.lint.files import discover
+    rels = ["third_party/a.cu", "third_party/sub/x.cu", "src/gen_a.cu", "src/deep/er/gen_b.cu", "src/main.cu",
+            "inc/k.cuh", "legacy/old.cu", "legacy/new.cu", "kernels/k.cu", "kernels/d/k.cu"]
+    for r in rels:
+        write(tmp_path / r, "__global__ void k() {}\n")
+    s = settings(tmp_path, f'exclude = ["{pattern}"]\n[per-file-ignores]\n"{pattern}" = ["CP101"]\n')
+    excluded = {r for r in rels if s.is_excluded(str(tmp_path / r))}
+    ignored = {r for r in rels if "CP101" not in s.enabled_codes(str(tmp_path / r))}
+    assert excluded == ignored and 0 < len(excluded) < len(rels)
+    walked = {os.path.relpath(p, tmp_path).replace(os.sep, "/")
+              for p, err in discover([str(tmp_path)], s.is_excluded) if err is None}
+    assert walked == set(rels) - excluded
+    if pattern == "third_party/*.cu":
+        assert excluded == {"third_party/a.cu"}

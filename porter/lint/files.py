@@ -1,8 +1,8 @@
 """Which files to lint: explicit paths, directories walked for CUDA sources, excludes."""
 from __future__ import annotations
 
-import fnmatch
 import os
+from typing import Callable
 
 from porter.source import STDIN, special_kind
 
@@ -10,16 +10,14 @@ CUDA_SUFFIXES = (".cu", ".cuh")
 ASKED_SUFFIXES = (".h", ".hpp", ".cpp", ".cc", ".cxx")
 
 
-def _excluded(path: str, excludes) -> bool:
-    parts = os.path.normpath(path).split(os.sep)
-    for pat in excludes:
-        if any(fnmatch.fnmatch(p, pat) for p in parts) or fnmatch.fnmatch(path, pat):
-            return True
+def _never(_path: str) -> bool:
     return False
 
 
-def discover(paths: list[str], excludes=(), extensions=CUDA_SUFFIXES, force_exclude=False):
-    """Yield (path, error). Explicit files are taken whatever their suffix (unless --force-exclude matches);
+def discover(paths: list[str], is_excluded: Callable[[str], bool] = _never, extensions=CUDA_SUFFIXES,
+             force_exclude=False):
+    """Yield (path, error). `is_excluded`: the settings' matcher (Settings.is_excluded: the same glob semantics
+    as per-file-ignores, relative to the configuration's root). Explicit files are taken whatever their suffix (unless --force-exclude matches);
     directories are walked for `extensions`; "-" (standard input) is passed through. A missing path, a FIFO,
     a device or a socket yields an error line (opening a FIFO would block)."""
     seen = set()
@@ -38,10 +36,10 @@ def discover(paths: list[str], excludes=(), extensions=CUDA_SUFFIXES, force_excl
         if os.path.isdir(p):
             found = False
             for root, dirs, files in os.walk(p):
-                dirs[:] = sorted(d for d in dirs if not _excluded(os.path.join(root, d), excludes))
+                dirs[:] = sorted(d for d in dirs if not is_excluded(os.path.join(root, d)))
                 for f in sorted(files):
                     fp = os.path.join(root, f)
-                    if f.endswith(tuple(extensions)) and not _excluded(fp, excludes) and fp not in seen:
+                    if f.endswith(tuple(extensions)) and not is_excluded(fp) and fp not in seen:
                         seen.add(fp)
                         kind = special_kind(fp)
                         if kind:
@@ -52,7 +50,7 @@ def discover(paths: list[str], excludes=(), extensions=CUDA_SUFFIXES, force_excl
             if not found:
                 yield p, f"{p}: no CUDA sources ({', '.join(extensions)}) found"
             continue
-        if force_exclude and _excluded(p, excludes):
+        if force_exclude and is_excluded(p):
             continue
         if p not in seen:
             seen.add(p)

@@ -115,10 +115,9 @@ def main(args) -> int:
     if args.show_settings:
         sys.stdout.write(settings.show())
         return 0
-    excludes = settings.exclude
     status = 0
     paths = []
-    for p, err in discover(args.paths, excludes, force_exclude=args.force_exclude):
+    for p, err in discover(args.paths, settings.is_excluded, force_exclude=args.force_exclude):
         if err:
             print(f"cuport: error: {err}", file=sys.stderr)
             status = 2
