@@ -26,7 +26,6 @@ _ALREADY_VOID = re.compile(r"^\(\s*(const\s+)?void\s*\*\s*\)|^reinterpret_cast\s
 UNSUPPORTED = "CP907"          # unsupported-in-hip: a CUDA API with no HIP equivalent (left as is)
 LAUNCH_KEPT = UNSUPPORTED        # a launch left in <<<...>>> form under --launch-syntax hip (a warning)
 LIBRARY = UNSUPPORTED            # a ROCm library the translation needs (info; warning when it is not installed)
-CODE_NAMES = {UNSUPPORTED: "unsupported-in-hip"}
 
 
 @dataclass

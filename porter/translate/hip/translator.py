@@ -26,12 +26,13 @@ import time
 from dataclasses import dataclass, field
 
 from porter.diagnostics import Diagnostic
+from porter.lint.registry import diagnostic
 from porter.frontend.parse import ParseOptions
 from porter.source import SourceFile, read_source
 from porter.textdiff import changed_line_count
 from porter.translate.api import TranslationResult
 from porter.translate.hip import handlers as H
-from porter.translate.hip.handlers import CODE_NAMES, LAUNCH_KEPT, UNSUPPORTED
+from porter.translate.hip.handlers import LAUNCH_KEPT, UNSUPPORTED
 from porter.translate.hip.includes import HIP_HEADER_AREAS, IncludePass
 from porter.translate.hip.rewrites import ROC_VALUE_TYPES, DEVICE_PROP_HIP6, DEVICE_PROP_RENAMES, RewritePass
 from porter.translate.hip.stats import FileStats
@@ -120,10 +121,8 @@ class _Translator(IncludePass, RewritePass, H.HandlerContext):
         return n if n is not None and n.spelling == call.name else None
 
     def _diag(self, code, start, end, message, severity="error"):
-        d = Diagnostic(code=code, message=message, filename=self.original.path, start=start, end=end,
-                       severity=severity, name=CODE_NAMES.get(code, ""))
-        self.source.locate(d)
-        self.diagnostics.append(d)
+        self.diagnostics.append(diagnostic(code, message, self.original.path, start, end, severity=severity,
+                                           source=self.source))
 
     # the passes
     def run(self) -> TranslationResult:
@@ -478,10 +477,8 @@ class _Translator(IncludePass, RewritePass, H.HandlerContext):
         data = self.data
         for s, e, txt, _ in edits:
             if s < pos:
-                d = Diagnostic(code=UNSUPPORTED, message=f"internal: overlapping edit at byte {s} dropped",
-                               filename=self.original.path, start=s, end=e, severity="warning")
-                self.source.locate(d)
-                self.diagnostics.append(d)
+                self.diagnostics.append(diagnostic(UNSUPPORTED, f"internal: overlapping edit at byte {s} dropped",
+                                                   self.original.path, s, e, severity="warning", source=self.source))
                 continue
             out.append(data[pos:s])
             out.append(txt.encode("utf-8"))
