@@ -59,13 +59,40 @@ def facts(fn: Function) -> Facts:
     return f
 
 
-def barrier_functions(model: FileModel) -> set:
-    """Names of the file's functions that reach a block barrier (directly or through calls)."""
-    cached = getattr(model, "_barrier_functions", None)
+def warp_sync_width(node: Node) -> int | None:
+    """Width of the group a warp-level sync orders: 32 for `__syncwarp()`, N for `tile.sync()` / `cg::sync(tile)`
+    on a thread_block_tile<N>, 32 for a coalesced or run-time group; None for a block barrier or another call.
+    A warp-level sync orders the threads of one group only, never two warps of the block."""
+    name = node.spelling
+    if name == "__syncwarp":
+        return 32
+    if name != "sync" or node.kind != "CALL_EXPR":
+        return None
+    from porter.analysis.coop_groups import group_kind, group_object
+    obj = group_object(node)
+    if obj is None:
+        args = node.args()
+        obj = args[0] if args else None
+    g = group_kind(obj) if obj is not None else None
+    if g is None:
+        return None
+    kind, n = g
+    if kind == "tile":
+        return n
+    return 32 if kind in ("coalesced_group", "thread_group") else None
+
+
+def barrier_functions(model: FileModel, block_only: bool = False) -> set:
+    """Names of the file's functions that reach a block barrier (directly or through calls); with `block_only`,
+    warp-level syncs (warp_sync_width) do not count."""
+    key = "_block_barrier_functions" if block_only else "_barrier_functions"
+    cached = getattr(model, key, None)
     if cached is not None:
         return cached
     fkinds = ("FUNCTION_DECL", "FUNCTION_TEMPLATE", "CXX_METHOD")
     calls = [(n, n.spelling) for n in model.of_kind("CALL_EXPR")]
+    if block_only:
+        calls = [(n, name) for n, name in calls if name not in _BLOCK_BARRIERS or warp_sync_width(n) is None]
     out: set = set()
     todo = _BLOCK_BARRIERS
     while todo:
@@ -77,7 +104,7 @@ def barrier_functions(model: FileModel) -> set:
                     new.add(f.spelling)
         out |= new
         todo = new
-    model._barrier_functions = out
+    setattr(model, key, out)
     return out
 
 
@@ -85,12 +112,29 @@ def is_barrier_call(node: Node, bfuncs: set) -> bool:
     return node.kind == "CALL_EXPR" and (node.spelling in _BLOCK_BARRIERS or node.spelling in bfuncs)
 
 
-def barrier_calls(fn: Function, bfuncs: set) -> list:
+def barrier_calls(fn: Function, bfuncs: set, block_only: bool = False) -> list:
+    """Barrier calls in `fn`; with `block_only` (and `bfuncs` from barrier_functions(model, True)), only those
+    that order the whole block."""
     f = facts(fn)
     if f.barriers is None:
         f.barriers = [n for n in f.calls if is_barrier_call(n, bfuncs)]
         f.barrier_starts = [n.start for n in f.barriers]
+    if block_only:
+        return [n for n in f.barriers if n.spelling in bfuncs or
+                (n.spelling in _BLOCK_BARRIERS and warp_sync_width(n) is None)]
     return f.barriers
+
+
+def warp_sync_widths(fn: Function, bfuncs: set, block_bfuncs: set) -> list:
+    """Widths of the warp-level syncs `fn` calls (directly, or 32 through a function that reaches only those)."""
+    out = []
+    for n in barrier_calls(fn, bfuncs):
+        w = warp_sync_width(n)
+        if w is not None:
+            out.append(w)
+        elif n.spelling in bfuncs and n.spelling not in block_bfuncs and n.spelling not in _BLOCK_BARRIERS:
+            out.append(32)
+    return out
 
 
 def contains_barrier(node: Node, bfuncs: set, fn: Function | None = None) -> bool:

@@ -18,7 +18,7 @@ class Intervals:
 
     _CAP = 12
 
-    def __init__(self, fn: Function, targets: list, bfuncs: set, enters=None):
+    def __init__(self, fn: Function, targets: list, bfuncs: set, enters=None, block_only: bool = False):
         import bisect
         self._bisect = bisect
         self.fn = fn
@@ -26,7 +26,7 @@ class Intervals:
         self.bfuncs = bfuncs
         items = [(n.start, (n.start, 0), n) for n in targets]
         if fn.body is not None:
-            items += [(n.start, (n.end, 1), n) for n in barrier_calls(fn, bfuncs)]
+            items += [(n.start, (n.end, 1), n) for n in barrier_calls(fn, bfuncs, block_only)]
         items.sort(key=lambda e: e[0])
         self._items = items
         self._jumps = [n.start for n in facts(fn).jumps] if fn.body is not None else []

@@ -101,6 +101,13 @@ def _check_shape(ctx, fn, shape, nodes, bfuncs, reported):
     # an unknown shape leaves blockDim unknown: code that depends on it is not evaluated with a guess
     comp, infos = function_accesses(ctx.model, ctx.analysis, fn, block, shape.env, exact)
     iv = Intervals(fn, nodes, bfuncs, lambda loop: always_enters(comp, loop))
+    # a warp-level sync (`__syncwarp()`, `tile.sync()`) orders the threads of one warp / tile only: accesses it
+    # alone separates still race across warps (intervals of the block barriers, solved for two groups)
+    from porter.analysis.barriers import barrier_functions, warp_sync_widths
+    block_bfuncs = barrier_functions(ctx.model, block_only=True)
+    widths = warp_sync_widths(fn, bfuncs, block_bfuncs)
+    ivb = Intervals(fn, nodes, block_bfuncs, lambda loop: always_enters(comp, loop), block_only=True) \
+        if widths else None
     spaces = {}
     for i, a in enumerate(infos):
         for b in infos[i:]:
@@ -109,15 +116,21 @@ def _check_shape(ctx, fn, shape, nodes, bfuncs, reported):
             if not _conflicting(a, b):
                 continue
             rels = relations(iv.tags.get(id(a.node), set()), iv.tags.get(id(b.node), set()))
+            width = None
+            if not rels and ivb is not None:
+                rels = relations(ivb.tags.get(id(a.node), set()), ivb.tags.get(id(b.node), set()))
+                width = min(widths)
             if not rels:
                 continue
             if a.offset is None or b.offset is None:
+                if width is not None:
+                    continue      # no evidence across warps for an index the analysis cannot follow
                 if not _benign(ctx.analysis, a, b):
                     _report_opaque(ctx, a, b, shape, block, reported)
                 continue
             if a.acc.elem_size != b.acc.elem_size:
                 continue
-            hit = _solve(comp, a, b, rels, block, spaces, exact)
+            hit = _solve(comp, a, b, rels, block, spaces, exact, width)
             if hit is None or _benign(ctx.analysis, a, b):
                 continue
             later = b if b.node.start >= a.node.start else a
@@ -227,7 +240,9 @@ def _injective(info, comp, block) -> bool:
     return True
 
 
-def _solve(comp, a, b, rels, block, spaces, exact=True):
+def _solve(comp, a, b, rels, block, spaces, exact=True, width=None):
+    """A colliding pair of threads; with `width` (only a warp-level sync of groups of `width` threads separates
+    the accesses) the two threads must be in different groups."""
     # cheap exits before any enumeration: disjoint ranges, or one injective offset written and read
     ia, ib = comp.interval(a.offset), comp.interval(b.offset)
     if ia is not None and ib is not None and (ia.hi < ib.lo or ib.hi < ia.lo):
@@ -247,13 +262,17 @@ def _solve(comp, a, b, rels, block, spaces, exact=True):
     # different rows count as possibly different warps). Races inside one warp are reported too, unless the
     # code is warp-synchronous (volatile, confined to one warp, or indexed by lane / warp ids): that is
     # CP301's / CP302's, fixed with __syncwarp.
+    group = width or 32
+
     def accept(t1, t2):
         if not exact and (t1[1] != t2[1] or t1[2] != t2[2]):
             return True
-        return _lane_id(t1, block) // 32 != _lane_id(t2, block) // 32
+        return _lane_id(t1, block) // group != _lane_id(t2, block) // group
     ws = []
 
     def warp_sync():
+        if width is not None:
+            return True               # same-group pairs are ordered by the warp-level sync
         if not ws:
             ws.append((_volatile(a) and _volatile(b)) or len(sa.warps | sb.warps) <= 1 or
                       _warp_structured(comp.an, a) or _warp_structured(comp.an, b))
@@ -272,6 +291,7 @@ def _solve(comp, a, b, rels, block, spaces, exact=True):
                     hit = _collide(ma, mb, multa, multb, b is a, block, sa.threads, sb.threads)
                 if hit is not None:
                     hit["rel"] = rel
+                    hit["width"] = width
                     hit["sampled"] = bool(U)          # unknowns set to 0 or samples: not the real element
                     hit["inexact"] = (not cancel or sa.capped or sb.capped or sa.unbounded or sb.unbounded or
                                       _dropped(a, comp.an) or _dropped(b, comp.an))
@@ -418,7 +438,10 @@ def _message(a, b, hit, shape, block, exact):
         body = (f"thread {t1} {_verb(a)} {el} through `{_short(a.node)}` (line {_line(a)}) and thread {t2} "
                 f"{_verb(b)} it through `{_short(b.node)}` (line {_line(b)})")
     when = "with no barrier in between"
-    if any(v != 0 for _, v in hit["rel"]):
+    if hit.get("width"):
+        when = (f"with only a warp-level sync in between (it orders the threads of one group of {hit['width']}, "
+                f"not two warps)")
+    elif any(v != 0 for _, v in hit["rel"]):
         when = "in consecutive iterations of a loop whose barrier does not separate them"
     if exact:
         shp = f"for {shape.describe()}"

@@ -240,6 +240,8 @@ def _bit_bases(model):
 
 
 def _macro_body(model, name):
+    if name not in model.macro_defs:     # defined in a header or on the command line: no body to read here
+        return None, []
     s, e = model.macro_defs[name]
     toks = model.tokens_in(s, e)
     if not toks:
@@ -420,6 +422,8 @@ def check(ctx):
                           (Edit(body[0].start, body[-1].end, "warpSize"),))
         at = span if span is not None else (first_use.start, first_use.end)
         where = "" if span is not None else " (defined outside this file or on the command line)"
+        if name == "warpSize":   # a header's `#define warpSize 32` hides the built-in variable
+            where += ", shadowing the built-in `warpSize`,"
         ctx.report(CODE, at, f"{kind} `{name}` = 32{where} is used as the warp size: {what}{through} on line {row} "
                              f"(`{_short(node)}`){more_txt}; a 64-lane AMD wavefront or a Vulkan subgroup of "
                              f"another width does not match it; use `warpSize` in device code, or a template "
