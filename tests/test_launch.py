@@ -170,3 +170,39 @@ def test_barrier_intervals():
     assert relations(tags[id(rd.node)], tags[id(wr.node)]) == {frozenset()}   # one statement, one interval
     assert relations(tags[id(wr.node)], tags[id(last.node)]) == set()         # the loop ends with a barrier
     assert relations(tags[id(first.node)], tags[id(last.node)]) == set()      # the loop always runs
+
+
+AGREE = """
+#define BN 128
+constexpr int kRows = 4;
+__global__ void a(float *x) { x[threadIdx.x] = 0; }
+__global__ void b(float *x) { x[threadIdx.x] = 0; }
+__global__ void c(float *x) { x[threadIdx.x] = 0; }
+__global__ void d(float *x) { x[threadIdx.x] = 0; }
+__global__ void e(float *x) { x[threadIdx.x] = 0; }
+void host(float *x, int n) {
+    int threads = 48;
+    a<<<n, threads>>>(x);
+    b<<<n, dim3(BN / 4, kRows)>>>(x);
+    dim3 blk(16, 16);
+    c<<<n, blk>>>(x);
+    dim3 moved(8, 8);
+    moved.x = n;
+    d<<<n, moved>>>(x);
+    e<<<n, n>>>(x);
+}
+"""
+
+
+def test_the_translators_and_the_rules_see_the_same_block():
+    """One module answers "what block does this launch use" for both (they disagreed: (48,1,1) vs (None,1,1))."""
+    from porter.analysis.launch import launch_shapes
+    m = model(AGREE)
+    want = {"a": [48, 1, 1], "b": [32, 4, 1], "c": [16, 16, 1], "d": None, "e": None}
+    for k, block in want.items():
+        site = launch_shapes(m, k)[0].block
+        exact = block_shape(m, k)
+        if block is None:
+            assert None in site and not exact.exact, k           # a member write or a run-time size: unknown
+        else:
+            assert site == block and exact.exact and list(exact.dims) == block, k

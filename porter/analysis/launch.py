@@ -484,11 +484,12 @@ class LaunchShape:
 
 
 def const_int(model, node):
-    """An integer constant: libclang's value, else a constant affine form (macros, constexpr locals)."""
+    """An integer constant: what fold_int folds (the rules' view of the same expression: libclang's value,
+    never-reassigned locals, arithmetic over them), else a constant affine form (macros, constexpr locals)."""
     if node is None:
         return None
-    v = node.value
-    if isinstance(v, int) and not isinstance(v, bool):
+    v = fold_int(model, node)
+    if v is not None:
         return v
     from porter.analysis.affine import analysis
     p = analysis(model).poly(node)
