@@ -37,9 +37,9 @@ def test_block_reduce_glsl_sizes_part_for_subgroups_of_4_and_folds_the_extra_par
     s = res.shaders["block_reduce_perwarp"]
     assert "shared float part[64];" in s                      # 256 threads / subgroups of 4
     body = main_body(s)
-    nw = "((int(gl_WorkGroupSize.x) + int(gl_SubgroupSize) - 1) / int(gl_SubgroupSize))"
+    nw = "((int(gl_WorkGroupSize.x) + int(cuport_subgroup_size) - 1) / int(cuport_subgroup_size))"
     # the CP104 fix made the guard `BLOCK / warpSize`; the fold runs to the real warp count
-    assert "v = (lane < BLOCK / int(gl_SubgroupSize)) ? part[lane] : 0.0;" in body
+    assert "v = (lane < BLOCK / int(cuport_subgroup_size)) ? part[lane] : 0.0;" in body
     assert f"cuport_w1 < {nw}" in body and "v += part[cuport_w1];" in body
     assert body.index("v += part[cuport_w1]") < body.index("v = warp_sum(v)")
     man = res.manifests["block_reduce_perwarp"]
@@ -64,7 +64,7 @@ def test_histogram_loops_over_warps_run_to_the_real_warp_count():
     s = main_body(res.shaders["warp_histogram"])
     assert "shared uint bins[1024];" in res.shaders["warp_histogram"]   # 16 bins x 64 warps of 4 lanes
     assert "w < WARPS" not in s
-    assert s.count("w < ((int(gl_WorkGroupSize.x) + int(gl_SubgroupSize) - 1) / int(gl_SubgroupSize))") == 2
+    assert s.count("w < ((int(gl_WorkGroupSize.x) + int(cuport_subgroup_size) - 1) / int(cuport_subgroup_size))") == 2
     ocl = translate_file(HISTOGRAM, "opencl")
     assert not ocl.failed_kernels and "__local uint bins[4096];" in ocl.text
 
@@ -187,7 +187,8 @@ def test_hip_bounds_the_second_stage_by_warpsize_and_keeps_the_array():
     for path, names in ((BLOCK_REDUCE, ["part"]), (ARGMAX, ["sval", "sidx"])):
         res = translate_file(path, "hip")
         assert "BLOCK / 32 ?" not in res.text and "(lane < BLOCK / 32)" not in res.text
-        assert "lane < BLOCK / warpSize" in res.text
+        assert "lane < BLOCK / CUPORT_WARP_SIZE" in res.text          # warpSize, a compile-time constant
+        assert "lane < BLOCK / warpSize" in res.extra["fixed_text"]
         assert "__shared__ float part[BLOCK / 32];" in res.text or names != ["part"]
 
 

@@ -138,8 +138,11 @@ def test_warp_intrinsics_to_subgroup_operations():
     for ext in ("basic", "vote", "ballot", "shuffle", "shuffle_relative", "arithmetic"):
         assert f"#extension GL_KHR_shader_subgroup_{ext} : require" in s
     assert "int lane = int(gl_SubgroupInvocationID);" in s and "int warp = int(gl_SubgroupID);" in s
-    assert "for (int o = int(gl_SubgroupSize) / 2; o > 0; o /= 2)" in s
-    assert "subgroupShuffleXor(v, d)" in s and "((gl_SubgroupInvocationID ^ d) < gl_SubgroupSize) ? r : v" in s
+    # the subgroup size is spec constant 4 (the host sets it from the device; 0 falls back to gl_SubgroupSize)
+    assert "layout(constant_id = 4) const uint CUPORT_SUBGROUP_SIZE = 0u;" in s
+    assert "#define cuport_subgroup_size (CUPORT_SUBGROUP_SIZE != 0u ? CUPORT_SUBGROUP_SIZE : gl_SubgroupSize)" in s
+    assert "for (int o = int(cuport_subgroup_size) / 2; o > 0; o /= 2)" in s
+    assert "subgroupShuffleXor(v, d)" in s and "((gl_SubgroupInvocationID ^ d) < cuport_subgroup_size) ? r : v" in s
     assert "uvec4 ballot = subgroupBallot(v > 0.5);" in s
     assert "int(subgroupBallotBitCount(ballot))" in s
     assert "subgroupAny(v > 0.99)" in s and "subgroupAll(v >= 0.0)" in s and "subgroupAdd(" in s
@@ -231,7 +234,9 @@ def test_hip_reduce_tail_flagged_and_lowered():
 def test_warp_reduce_to_subgroup_ops_with_remaining_warning():
     res = glsl(os.path.join(EXAMPLES, "warp_reduce", "warp_reduce.cu"))
     s = res.shaders["warp_reduce"]
-    assert "subgroupShuffleDown" in s and "int(gl_SubgroupSize) / 2" in s
+    assert "subgroupShuffleDown" in s and "int(cuport_subgroup_size) / 2" in s
+    assert res.manifests["warp_reduce"]["spec_constants"] == [
+        {"id": 4, "name": "CUPORT_SUBGROUP_SIZE", "type": "uint", "default": 0, "value": "subgroup_size"}]
     assert res.extra["fixes_applied"].get("CP103") == 2
     assert any(d.code == "CP104" and "partial[32]" in d.message for d in res.diagnostics)
     fixed = glsl(os.path.join(EXAMPLES, "warp_reduce", "warp_reduce_fixed.cu"))

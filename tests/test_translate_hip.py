@@ -377,12 +377,56 @@ def test_api_dispatch_and_result_shape():
 def test_lane_modulo_32_becomes_warpsize():
     path = os.path.join(FIX, "portability.cu")
     res = translate(path)
-    assert "int lane = threadIdx.x % warpSize;" in res.text
-    assert "int warp = threadIdx.x / warpSize;" in res.text
+    assert "int lane = threadIdx.x % CUPORT_WARP_SIZE;" in res.text     # warpSize as a compile-time constant
+    assert "int warp = threadIdx.x / CUPORT_WARP_SIZE;" in res.text
+    assert "int lane = threadIdx.x % warpSize;" in res.extra["fixed_text"]
     assert res.stats.fixes["CP102"] >= 2
     plain = translate(path, portability_fixes=False)
     assert "int lane = threadIdx.x % 32;" in plain.text and "// cuport: CP" not in plain.text
     assert not plain.stats.fixes
+
+
+WARP_LOOP = ("#include <cuda_runtime.h>\n"
+             "__global__ void k(int* o) { for (int s = warpSize / 2; s > 0; s /= 2) o[s] = warpSize; }\n"
+             "int main() { cudaDeviceProp p; cudaGetDeviceProperties(&p, 0); return p.warpSize; }\n")
+
+
+def test_warp_size_in_device_code_becomes_a_compile_time_constant():
+    res = hip(WARP_LOOP)
+    assert "for (int s = CUPORT_WARP_SIZE / 2; s > 0; s /= 2) o[s] = CUPORT_WARP_SIZE;" in res.text
+    assert "return p.warpSize;" in res.text                    # a device property, host code: untouched
+    assert res.text.count("#ifndef CUPORT_WARP_SIZE") == 1
+    assert res.text.index("#include <hip/hip_runtime.h>") < res.text.index("#ifndef CUPORT_WARP_SIZE")
+    plain = hip(WARP_LOOP, portability_fixes=False).text      # hipify-clang's output keeps warpSize
+    assert "CUPORT_WARP_SIZE" not in plain and "for (int s = warpSize / 2;" in plain
+    again = hip(res.text).text                                 # translated twice: defined once
+    assert again.count("#ifndef CUPORT_WARP_SIZE") == 1 and "o[s] = CUPORT_WARP_SIZE;" in again
+
+
+@pytest.mark.skipif(shutil.which("cpp") is None, reason="no C preprocessor")
+@pytest.mark.parametrize("defines, value", [
+    (["-D__HIP_PLATFORM_NVIDIA__"], "32"),
+    (["-D__HIP_PLATFORM_AMD__", "-D__AMDGCN_WAVEFRONT_SIZE=64"], "64"),          # gfx9 (CDNA) device pass
+    (["-D__HIP_PLATFORM_AMD__", "-D__AMDGCN_WAVEFRONT_SIZE__=32", "-D__AMDGCN_WAVEFRONT_SIZE=32"], "32"),
+    (["-D__HIP_PLATFORM_AMD__"], "warpSize"),           # host pass / a generic target: the run-time value
+])
+def test_warp_size_constant_per_platform(tmp_path, defines, value):
+    from porter.translate.render import render
+    f = tmp_path / "w.h"
+    f.write_text(render("hip/portability.hip.j2", lanemask_t=False, sync_fallbacks=[], warp_size=True)
+                 + "int v = CUPORT_WARP_SIZE;\n")
+    out = subprocess.run(["cpp", "-P", *defines, str(f)], capture_output=True, text=True, check=True).stdout
+    assert f"int v = {value};" in out
+
+
+@pytest.mark.skipif(shutil.which("hipcc") is None, reason="no hipcc")
+def test_warp_size_constant_is_64_for_gfx90a(tmp_path):
+    f = tmp_path / "k.hip"
+    f.write_text(hip(WARP_LOOP).text)
+    out = subprocess.run(["hipcc", "--offload-arch=gfx90a", "--cuda-device-only", "-E", str(f)], capture_output=True,
+                         text=True, env={**os.environ, "HIP_PLATFORM": "amd"}, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "for (int s = 64 / 2; s > 0; s /= 2) o[s] = 64;" in out.stdout
 
 
 def test_ballot_becomes_64_bit():

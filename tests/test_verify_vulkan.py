@@ -18,7 +18,8 @@ def lavapipe(monkeypatch):
 @pytest.fixture(scope="module")
 def results():
     os.environ.setdefault("VK_ICD_FILENAMES", LAVAPIPE_ICD)
-    return by_key(run(["saxpy", "reduce_offset16", "reduce_subgroup_half"], ["vulkan"], subgroups=[4, 8, 16]))
+    return by_key(run(["saxpy", "reduce_offset16", "reduce_subgroup_half", "reduce_spec_sg", "reduce_spec_unset",
+                       "reduce_spec_32"], ["vulkan"], subgroups=[4, 8, 16]))
 
 
 @pytest.mark.parametrize("sg", [4, 8, 16])
@@ -44,3 +45,22 @@ def test_shuffle_offsets_from_subgroup_size_pass(results, sg):
 
 def test_default_subgroup_sizes_on_lavapipe_are_4_8_16():
     assert [v.subgroup for v in vulkan.variants(None)] == [4, 8, 16]
+
+
+@pytest.mark.parametrize("sg", [4, 8, 16])
+def test_subgroup_size_spec_constant_is_set_from_the_device_and_pinned(results, sg):
+    """The translated reduction with spec constant 4 = subgroup size: the host sets it to the device's size
+    (and requires that size for the pipeline); a host that leaves it at 0 gets gl_SubgroupSize, still right."""
+    r = results[("reduce_spec_sg", "vulkan", f"sg{sg}", 1000)]
+    assert r.status == "pass", r.message
+    # lavapipe allows 32 subgroups a group when one is required: 256 threads at 4 lanes are 64, not pinned
+    assert r.info["subgroup_pinned"] is (sg >= 8) and r.subgroup_size == sg
+    r = results[("reduce_spec_unset", "vulkan", f"sg{sg}", 1000)]
+    assert r.status == "pass", r.message
+
+
+@pytest.mark.parametrize("sg", [4, 8, 16])
+def test_subgroup_size_spec_constant_set_wrong_fails(results, sg):
+    # the same shader with the constant left at 32 by a manifest without "value": the loops follow the constant
+    r = results[("reduce_spec_32", "vulkan", f"sg{sg}", 1000)]
+    assert r.status == "FAIL" and "out: 4 of 4 elements differ" in r.message, r.message

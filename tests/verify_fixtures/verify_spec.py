@@ -39,6 +39,13 @@ KERNELS = [
     Case(**SAXPY, translations={"vulkan": "saxpy.comp", "opencl": "saxpy.cl", "hip": "saxpy.hip"}),
     Case(**REDUCE, name="reduce_offset16", translations={"vulkan": "reduce_offset16.comp"}),
     Case(**REDUCE, name="reduce_subgroup_half", translations={"vulkan": "reduce_subgroup_half.comp"}),
+    # The subgroup size as spec constant 4: set from the device, left unset (gl_SubgroupSize), or set wrong.
+    Case(**{**REDUCE, "manifests": {"vulkan": "reduce_spec_sg.comp.json"}}, name="reduce_spec_sg",
+         translations={"vulkan": "reduce_spec_sg.comp"}),
+    Case(**{**REDUCE, "manifests": {"vulkan": "reduce_spec_unset.comp.json"}}, name="reduce_spec_unset",
+         translations={"vulkan": "reduce_spec_sg.comp"}),
+    Case(**{**REDUCE, "manifests": {"vulkan": "reduce_spec_32.comp.json"}}, name="reduce_spec_32",
+         translations={"vulkan": "reduce_spec_sg.comp"}),
     # Odd n never finishes (see hang.comp): the even size after it must still run and pass.
     Case(**{**SAXPY, "sizes": [{"n": 1001}, {"n": 1000}],
             "grid": "(ceil(n / 256), 1 + (n % 2) * 65534, 1 + (n % 2) * 65534)"},

@@ -38,6 +38,7 @@ from porter.translate.hip.rewrites import ROC_VALUE_TYPES, DEVICE_PROP_HIP6, DEV
 from porter.translate.hip.stats import FileStats
 from porter.translate.portability import HARD_CODES, PORTABILITY_FAMILIES, lint_and_fix
 
+WARP_SIZE_MACRO = "CUPORT_WARP_SIZE"      # warpSize in device code, as a compile-time constant
 # intrinsics that exist in HIP only from 6.2 on (fallbacks rendered from templates/hip/portability.hip.j2)
 SYNC_HELPERS = ("__activemask", "__syncwarp", "__ballot_sync", "__any_sync", "__all_sync", "__shfl_sync",
                 "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync", "__reduce_add_sync", "__reduce_min_sync",
@@ -144,6 +145,8 @@ class _Translator(IncludePass, RewritePass, H.HandlerContext):
         self._calls()
         self._vector_compound_operators()
         self._builtin_redefinitions()
+        if self.opts.portability_fixes:       # cuport's own rewrite: hipify-clang keeps warpSize
+            self._warp_size_constant()
         if self.opts.launch_syntax == "hip":
             self._launches()
         for tok, text in self.renames.items():
@@ -359,6 +362,19 @@ class _Translator(IncludePass, RewritePass, H.HandlerContext):
         body = re.match(rf"\s*(?:#\s*define\s+)?{re.escape(name)}(?![\w(])(.*)", self.source.slice(s, e), re.S)
         return bool(body and "<" in body.group(1))
 
+    def _warp_size_constant(self):
+        """warpSize in device code -> CUPORT_WARP_SIZE, a compile-time constant per platform (32 on NVIDIA, the
+        wave size on AMD): on NVIDIA warpSize is a run-time value, so loops over it (the shuffle loops the
+        portability fixes write) were not unrolled and `% warpSize` was a division (docs/performance.md)."""
+        spans = [(f.node.start, f.node.end) for f in self.model.functions if f.is_device_code]
+        toks = self.tokens
+        for i, t in enumerate(toks):
+            if t.kind == "IDENTIFIER" and t.spelling == "warpSize" and i not in self.renames and \
+                    (i == 0 or toks[i - 1].spelling not in (".", "->", "::")) and \
+                    any(a <= t.start < b for a, b in spans):
+                self.renames[i] = WARP_SIZE_MACRO
+                self.helpers.add(WARP_SIZE_MACRO)
+
     # -- the HIP include and the helpers
     def _prologue(self):
         from porter.translate.render import render
@@ -369,8 +385,9 @@ class _Translator(IncludePass, RewritePass, H.HandlerContext):
         lanemask = LANEMASK_TYPE in self.helpers and not self._declares(LANEMASK_TYPE) \
             and "CUPORT_LANEMASK_T" not in present
         builtins = bool(sync) and "HIP_ENABLE_WARP_SYNC_BUILTINS" not in present
-        helpers = render("hip/portability.hip.j2", lanemask_t=lanemask, sync_fallbacks=sync) \
-            if (sync or lanemask) else ""
+        warp_size = WARP_SIZE_MACRO in self.helpers and WARP_SIZE_MACRO not in present
+        helpers = render("hip/portability.hip.j2", lanemask_t=lanemask, sync_fallbacks=sync, warp_size=warp_size) \
+            if (sync or lanemask or warp_size) else ""
         if self.hip_runtime_at is not None:
             if builtins:
                 pre = render("hip/prologue.hip.j2", warp_sync_builtins=True, include_runtime=False)

@@ -58,6 +58,12 @@ _ATOMICS = {"atomicAdd", "atomicSub", "atomicExch", "atomicMin", "atomicMax", "a
             "atomicXor", "atomicCAS", "atomicInc", "atomicDec"}
 
 
+# the subgroup size as a specialization constant (0 = not set by the host: gl_SubgroupSize) and its spelling
+SUBGROUP_SIZE_ID = 4
+SUBGROUP_SIZE_SPEC = "CUPORT_SUBGROUP_SIZE"
+SUBGROUP_SIZE = "cuport_subgroup_size"
+
+
 def unparen(text: str) -> str:
     """`(a + b)` -> `a + b` when the outer parentheses enclose the whole text (a function argument needs none)."""
     if not (text.startswith("(") and text.endswith(")")):
@@ -126,6 +132,7 @@ class GlslTarget(GlslBuiltins, Target):
     # ------------------------------------------------------------------ kernel frame
     def begin_kernel(self, em):
         em.prologue = []
+        em.subgroup_size_used = False
 
     def end_kernel(self, em):
         """Layouts (buffers, parameter block, shared memory, spec constants) decided once; a parameter or
@@ -227,9 +234,17 @@ class GlslTarget(GlslBuiltins, Target):
                 dims = "".join(f"[{d}]" for d in info["dims"])
                 elem = info["elem"] if t.kind != "array" else t.elem
                 shared_decls.append(f"shared {self.type_name(elem, em)} {info['name']}{dims};")
+        spec_defines = []
+        if em.subgroup_size_used:
+            # the host sets it to the device's subgroup size (manifest: "value": "subgroup_size"), so loops over
+            # it unroll when the pipeline is made; left at 0, the shader reads gl_SubgroupSize at run time
+            spec.append({"id": SUBGROUP_SIZE_ID, "name": SUBGROUP_SIZE_SPEC, "type": "uint", "default": 0,
+                         "value": "subgroup_size"})
+            spec_defines = [f"#define {SUBGROUP_SIZE} ({SUBGROUP_SIZE_SPEC} != 0u ? {SUBGROUP_SIZE_SPEC} : "
+                            "gl_SubgroupSize)"]
         em.glsl = {"buffers": buffers, "playout": playout, "params_block": "\n".join(block_lines),
                    "local_size": local, "local_known": known, "spec": spec, "shared": shared_decls,
-                   "structs": structs}
+                   "structs": structs, "spec_defines": spec_defines}
 
     def assemble(self, result, outputs, unit):
         import os
@@ -252,7 +267,8 @@ class GlslTarget(GlslBuiltins, Target):
                       f"bindings: {binds}; by-value parameters: {params}"]
             spec = [dict(s, default=f"{s['default']}u") for s in g["spec"]]
             text = render("glsl/kernel.comp.j2", extensions=sorted(em.extensions, key=_ext_order), header=header,
-                          local_size=g["local_size"], spec_constants=spec, structs=structs,
+                          local_size=g["local_size"], spec_constants=spec, spec_defines=g["spec_defines"],
+                          structs=structs,
                           buffers=buffers, params_block=g["params_block"], constants=constants,
                           shared=g["shared"], helpers=list(em.helpers.values()),
                           functions=[t for _n, t in em.functions.values()], prologue=em.prologue,
@@ -371,8 +387,13 @@ class GlslTarget(GlslBuiltins, Target):
         return E(f"{base}.{comp}", U32)
 
     def warp_size(self, em) -> E:
+        return E(self.subgroup_size(em), I32, tt=U32)
+
+    def subgroup_size(self, em) -> str:
+        """The subgroup size as the shader spells it: a specialization constant the host sets (see end_kernel)."""
         em.need("GL_KHR_shader_subgroup_basic", subgroup="basic")
-        return E("gl_SubgroupSize", I32, tt=U32)
+        em.subgroup_size_used = True
+        return SUBGROUP_SIZE
 
     def lane_id(self, em, t=U32) -> E:
         em.need("GL_KHR_shader_subgroup_basic", subgroup="basic")

@@ -52,13 +52,14 @@ class GlslBuiltins:
             em.note("CP907", args[1], f"`{n.text}` reaches lane {c} away: it needs subgroups of at least {need} "
                     "lanes (Vulkan subgroups can be 4..128 wide)")
             em.min_subgroup = max(em.min_subgroup or 0, need)
+        sg = self.subgroup_size(em) if kind != "up" or width is not None else None
         if width is None:
             if kind == "idx":
                 em.need("GL_KHR_shader_subgroup_shuffle", subgroup="shuffle")
-                return E(f"subgroupShuffle({v.text}, {lane.paren(7)} & (gl_SubgroupSize - 1u))", t)
+                return E(f"subgroupShuffle({v.text}, {lane.paren(7)} & ({sg} - 1u))", t)
             ops = {"up": ("subgroupShuffleUp", "gl_SubgroupInvocationID >= d"),
-                   "down": ("subgroupShuffleDown", "gl_SubgroupInvocationID + d < gl_SubgroupSize"),
-                   "xor": ("subgroupShuffleXor", "(gl_SubgroupInvocationID ^ d) < gl_SubgroupSize")}
+                   "down": ("subgroupShuffleDown", f"gl_SubgroupInvocationID + d < {sg}"),
+                   "xor": ("subgroupShuffleXor", f"(gl_SubgroupInvocationID ^ d) < {sg}")}
             fn, ok = ops[kind]
             em.need("GL_KHR_shader_subgroup_shuffle" if kind == "xor" else "GL_KHR_shader_subgroup_shuffle_relative",
                     subgroup="shuffle" if kind == "xor" else "shuffle_relative")
@@ -74,7 +75,7 @@ class GlslBuiltins:
               "xor": "(l ^ s) < (l & ~(w - 1u)) + w"}[kind]
         st = "uint"
         em.helper(hname, f"{tn} {hname}({tn} v, {st} s, uint w)\n{{\n    uint l = gl_SubgroupInvocationID;\n"
-                  f"    bool ok = {ok};\n    {tn} r = subgroupShuffle(v, ok ? min({src}, gl_SubgroupSize - 1u) : l);\n"
+                  f"    bool ok = {ok};\n    {tn} r = subgroupShuffle(v, ok ? min({src}, {sg} - 1u) : l);\n"
                   f"    return ok ? r : v;\n}}")
         return E(f"{hname}({v.text}, {lane.text}, {width.text})", t)
 

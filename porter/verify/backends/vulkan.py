@@ -192,6 +192,13 @@ class _Context:
             f12.sType = vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES
             chain.append(f12)
         enable = []
+        # VK_EXT_subgroup_size_control: pipelines pin their subgroup size to the one the shaders' subgroup-size
+        # spec constant is set to (a device may otherwise pick another size per pipeline, e.g. 32 or 64 on AMD)
+        sc = None
+        if "VK_EXT_subgroup_size_control" in exts:
+            sc = ffi.new("VkPhysicalDeviceSubgroupSizeControlFeatures*")
+            sc.sType = vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES
+            chain.append(sc)
         if "VK_EXT_shader_atomic_float" in exts:
             af = ffi.new("VkPhysicalDeviceShaderAtomicFloatFeaturesEXT*")
             af.sType = vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT
@@ -203,11 +210,31 @@ class _Context:
             a.pNext = b
         vk.vkGetPhysicalDeviceFeatures2(self.pd, f2)
         f2.features.robustBufferAccess = 0
+        self.required_subgroup = None
+        if sc is not None and sc.subgroupSizeControl:
+            sc.computeFullSubgroups = 0
+            enable.append("VK_EXT_subgroup_size_control")
+            self.required_subgroup = self._pinnable_subgroup()
         self._keep = (f2, chain)
         qinfo = vk.VkDeviceQueueCreateInfo(queueFamilyIndex=self.qf, queueCount=1, pQueuePriorities=[1.0])
         info = vk.VkDeviceCreateInfo(pNext=f2, queueCreateInfoCount=1, pQueueCreateInfos=[qinfo],
                                      enabledExtensionCount=len(enable), ppEnabledExtensionNames=enable or None)
         return vk.vkCreateDevice(self.pd, info, None)
+
+    def _pinnable_subgroup(self):
+        """The device's subgroup size if compute pipelines may require it, with the most subgroups per group."""
+        vk, ffi = self.vk, self.vk.ffi
+        p = ffi.new("VkPhysicalDeviceSubgroupSizeControlProperties*")
+        p.sType = vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES
+        p2 = ffi.new("VkPhysicalDeviceProperties2*")
+        p2.sType = vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2
+        p2.pNext = p
+        vk.vkGetPhysicalDeviceProperties2(self.pd, p2)
+        if not p.requiredSubgroupSizeStages & vk.VK_SHADER_STAGE_COMPUTE_BIT or \
+                not p.minSubgroupSize <= self.subgroup_size <= p.maxSubgroupSize:
+            return None
+        self.max_group_subgroups = int(p.maxComputeWorkgroupSubgroups)
+        return self.subgroup_size
 
     # -- memory ---------------------------------------------------------------------------------
     def memory_type(self, bits: int, want: int) -> int:
@@ -300,11 +327,18 @@ class _Pipeline:
             setLayoutCount=1, pSetLayouts=[self.set_layout], pushConstantRangeCount=len(ranges),
             pPushConstantRanges=ranges or None), None)
 
-        # Specialization: 0/1/2 = CUDA block shape, then the manifest's own constants.
+        # Specialization: 0/1/2 = CUDA block shape, then the manifest's own constants; the subgroup size is the
+        # device's, pinned for this pipeline where the device lets a pipeline require one.
         ids = manifest.get("local_size_spec_ids", [0, 1, 2])
         entries = [(ids[i], "I", block[i]) for i in range(3)]
+        pin = ctx.required_subgroup
+        if pin and block[0] * block[1] * block[2] > ctx.max_group_subgroups * pin:
+            pin = None
+        self.subgroup_pinned = bool(pin)
         for sc in manifest.get("spec_constants", []):
             value = spec_overrides.get(sc["name"], sc.get("default", 0))
+            if sc.get("value") == "subgroup_size":
+                value = ctx.subgroup_size
             entries.append((sc["id"], PUSH_FORMATS.get(sc.get("type", "uint"), "I"), value))
         data, map_entries = b"", []
         for cid, fmt, value in entries:
@@ -314,8 +348,10 @@ class _Pipeline:
         self._spec_data = ffi.new("char[]", data)
         spec = vk.VkSpecializationInfo(mapEntryCount=len(map_entries), pMapEntries=map_entries,
                                        dataSize=len(data), pData=self._spec_data)
-        stage = vk.VkPipelineShaderStageCreateInfo(stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=self.module,
-                                                   pName="main", pSpecializationInfo=spec)
+        self._required = vk.VkPipelineShaderStageRequiredSubgroupSizeCreateInfo(requiredSubgroupSize=pin) \
+            if pin else None
+        stage = vk.VkPipelineShaderStageCreateInfo(pNext=self._required, stage=vk.VK_SHADER_STAGE_COMPUTE_BIT,
+                                                   module=self.module, pName="main", pSpecializationInfo=spec)
         self.pipeline = vk.vkCreateComputePipelines(ctx.device, None, 1, [vk.VkComputePipelineCreateInfo(
             stage=stage, layout=self.layout)], None)[0]
         self.buffers = buffers
@@ -375,6 +411,7 @@ class VkSession(Session):
             self.close()
             raise
         self.info = {"device": ctx.device_name, "subgroup_size": ctx.subgroup_size,
+                     "subgroup_pinned": self.pipe.subgroup_pinned,
                      "timer": "timestamps" if self.qpool is not None else "wall"}
 
     def _setup(self, by_name: dict) -> None:
