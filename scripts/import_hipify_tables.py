@@ -5,7 +5,9 @@
 
 Sources: HIPIFY's published mapping tables ``docs/tables/*.md`` (CUDA name, HIP name, roc*/MIOpen name, the CUDA
 versions that added / deprecated / removed it, the HIP version that added / deprecated / removed it, and the
-experimental mark) and the include map ``CUDA_INCLUDE_MAP`` of ``src/CUDA2HIP.cpp`` (the tables have no headers).
+experimental mark), the include map ``CUDA_INCLUDE_MAP`` of ``src/CUDA2HIP.cpp`` (the tables have no headers), the
+CAFFE2 names of ``src/CUDA2HIP_CAFFE2_API_*.cpp`` (in no table) and the argument rewrites ``FuncArgCasts`` of
+``src/HipifyAction.cpp`` (dropped, moved, added or cast arguments: ``arguments.csv``).
 Each generated file starts with ``#`` lines naming the source revision. cuport's own rows and corrections live in
 ``rules/hip/overlay.csv`` (one reason per row) and ``cooperative_groups.csv``; this script never writes those, and
 the loader applies the overlay over the imported rows.
@@ -41,7 +43,7 @@ TABLES = (
 )
 # areas this script writes (cooperative_groups.csv and overlay.csv are cuport's own)
 GENERATED = ("runtime_api", "driver_api", "types", "device", "headers", "cublas", "cublaslt", "curand", "cufft",
-             "cusparse", "cub", "cusolver", "nvrtc", "cudnn", "nccl")
+             "cusparse", "cub", "cusolver", "nvrtc", "cudnn", "nccl", "caffe2")
 _ROW = re.compile(r"^\|`([^`]+)`\|")
 _INCLUDE = re.compile(r'\{"([^"]+)",\s*\{"([^"]*)",\s*"([^"]*)",\s*\w+,\s*(\w+),\s*\d+(?:,\s*(\w+))?\}\}')
 
@@ -109,7 +111,7 @@ def _csv_row(r: dict) -> list[str]:
 
 
 def parse_includes(path: str) -> list[list[str]]:
-    """CUDA_INCLUDE_MAP of src/CUDA2HIP.cpp as header rows (CAFFE2 entries are not cuport's business)."""
+    """CUDA_INCLUDE_MAP of src/CUDA2HIP.cpp as header rows (CAFFE2's are paths under caffe2/, no clash)."""
     text = open(path, encoding="utf-8").read()
     start = text.find("CUDA_INCLUDE_MAP")
     if start < 0:
@@ -117,13 +119,96 @@ def parse_includes(path: str) -> list[list[str]]:
     body = text[start:text.find("};", start)]
     out = []
     for cuda, hip, roc, api, mark in _INCLUDE.findall(body):
-        if api == "API_CAFFE2":
-            continue
         flags = "unsupported" if mark == "UNSUPPORTED" else ""
         out.append([cuda, hip, roc, flags] + [""] * 7 + [""])
     if not out:
         raise ImportError_(f"{path}: CUDA_INCLUDE_MAP has no entries this script understands")
     return out
+
+
+_CAFFE2_ROW = re.compile(r'\{"([^"]+)",\s*\{"([^"]*)",\s*"([^"]*)",\s*\w+,\s*API_CAFFE2,\s*\d+(?:,\s*(\w+))?\}\}')
+
+
+def parse_caffe2(src: str) -> list[list[str]]:
+    """The CAFFE2 type and function maps (src/CUDA2HIP_CAFFE2_API_*.cpp): in no published table. The translator
+    applies them only in files that name caffe2 (its own `CUDAContext` elsewhere is left alone)."""
+    out = []
+    for name in ("CUDA2HIP_CAFFE2_API_types.cpp", "CUDA2HIP_CAFFE2_API_functions.cpp"):
+        path = os.path.join(src, name)
+        if not os.path.isfile(path):
+            continue
+        for cuda, hip, roc, mark in _CAFFE2_ROW.findall(open(path, encoding="utf-8").read()):
+            flags = "unsupported" if mark == "UNSUPPORTED" or not hip else ""
+            out.append([cuda, hip, roc, flags] + [""] * 7 + [""])
+    return out
+
+
+ARG_COLUMNS = ("cuda", "target", "arg", "action", "value", "to", "count", "warning")
+# HIPIFY's CastTypes -> cuport's action names (casts keep HIPIFY's spelling of the cast in `value`)
+_CASTS = {"e_HIP_SYMBOL": ("wrap", "HIP_SYMBOL"), "e_reinterpret_cast": ("wrap", "reinterpret_cast<const void*>"),
+          "e_reinterpret_cast_size_t": ("wrap", "reinterpret_cast<size_t*>"),
+          "e_static_cast_uint64_t": ("wrap", "static_cast<uint64_t>"), "e_int32_t": ("wrap", "int32_t"),
+          "e_int64_t": ("wrap", "int64_t"), "e_remove_argument": ("remove", ""),
+          "e_add_const_argument": ("add", None), "e_add_var_argument": ("copy", ""),
+          "e_move_argument": ("move", ""), "e_replace_argument_with_const": ("replace", None)}
+_CXX_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{},]|[^\s{},"]+')
+
+
+def _braces(tokens: list[str], i: int):
+    """Parse `{ a, {b, c}, ... }` starting at tokens[i] == "{": (nested list, index after the `}`)."""
+    out, i = [], i + 1
+    while tokens[i] != "}":
+        if tokens[i] == "{":
+            item, i = _braces(tokens, i)
+        else:
+            j = i
+            while tokens[j] not in (",", "}"):
+                j += 1
+            item, i = " ".join(tokens[i:j]), j
+        out.append(item)
+        if tokens[i] == ",":
+            i += 1
+    return out, i + 1
+
+
+def parse_arg_casts(path: str) -> tuple[str, list[list[str]]]:
+    """(the newest HIP version HIPIFY knows, FuncArgCasts rows). `hip_version` in a value stands for the chosen
+    HIP version as major*100+minor (HIPIFY writes its HIP_LATEST there: cudaGetDriverEntryPoint)."""
+    text = open(path, encoding="utf-8").read()
+    names = dict(re.findall(r'(?:std::string|StringRef)\s+(s\w+)\s*=\s*"([^"]+)"', text))
+    start = text.find("FuncArgCasts {")
+    if start < 0:
+        raise ImportError_(f"{path}: no FuncArgCasts")
+    body = text[start + len("FuncArgCasts "):]
+    tokens = _CXX_TOKEN.findall(body[:body.find("\n};") + 3])
+    entries, _ = _braces(tokens, 0)
+    rows = []
+    for name_sym, variants in entries:
+        name = names.get(name_sym)
+        if name is None:
+            raise ImportError_(f"{path}: FuncArgCasts names {name_sym}, defined nowhere")
+        for var in variants:
+            cmap = var[0]
+            roc = len(var) > 1 and var[1] == "true"
+            miopen = len(var) > 2 and var[2] == "true"
+            target = "miopen" if miopen else "roc" if roc else ""
+            for idx, info in cmap:
+                kind, warn = info[0], info[1]
+                if kind not in _CASTS:
+                    raise ImportError_(f"{path}: {name}: unknown cast {kind}")
+                action, value = _CASTS[kind]
+                const = info[2].strip('"') if len(info) > 2 else ""
+                if value is None:
+                    value = "hip_version" if "HIP_LATEST" in const else const
+                to = info[3] if len(info) > 3 else ""
+                count = info[4] if len(info) > 4 else ""
+                rows.append([name, target, idx, action, value, to, count,
+                             "data-loss" if warn == "cw_DataLoss" else ""])
+    stats = open(os.path.join(os.path.dirname(path), "Statistics.h"), encoding="utf-8").read() \
+        if os.path.isfile(os.path.join(os.path.dirname(path), "Statistics.h")) else ""
+    m = re.search(r"HIP_LATEST\s*=\s*HIP_(\d)(\d)(\d)(\d)", stats)
+    latest = f"{m.group(1)}.{int(m.group(2) + m.group(3))}.{m.group(4)}" if m else ""
+    return latest, rows
 
 
 def revision(root: str) -> str:
@@ -164,8 +249,22 @@ def build(root: str) -> dict[str, tuple[list[str], list[list[str]]]]:
             rows.append(_csv_row(r))
     areas["headers"] = (["src/CUDA2HIP.cpp (CUDA_INCLUDE_MAP)"],
                         parse_includes(os.path.join(root, "src", "CUDA2HIP.cpp")))
+    areas["caffe2"] = (["src/CUDA2HIP_CAFFE2_API_types.cpp", "src/CUDA2HIP_CAFFE2_API_functions.cpp"],
+                       parse_caffe2(os.path.join(root, "src")))
     # every area is written (an empty table is still a table); nccl only when this revision has its table
     return {a: v for a, v in areas.items() if v[1] or a != "nccl"}
+
+
+def render_arguments(rows: list[list[str]], latest: str, rev: str) -> str:
+    buf = io.StringIO()
+    buf.write(f"# source: ROCm/HIPIFY {rev}: src/HipifyAction.cpp (FuncArgCasts)\n")
+    buf.write(f"# hip_latest: {latest}\n")
+    buf.write("# generated by scripts/import_hipify_tables.py; do not edit: corrections go in overlay.csv\n")
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(ARG_COLUMNS)
+    for row in sorted(rows, key=lambda r: (r[0], r[1], int(r[2]))):
+        w.writerow(row)
+    return buf.getvalue()
 
 
 def render(area: str, sources: list[str], rows: list[list[str]], rev: str) -> str:
@@ -189,13 +288,16 @@ def main(argv=None) -> int:
     try:
         rev = revision(args.hipify)
         areas = build(args.hipify)
+        latest, arg_rows = parse_arg_casts(os.path.join(args.hipify, "src", "HipifyAction.cpp"))
     except (ImportError_, OSError, UnicodeDecodeError) as e:
         print(f"cuport: error: {e}", file=sys.stderr)
         return 2
     stale = 0
-    for area, (sources, rows) in sorted(areas.items()):
-        text = render(area, sources, rows, rev)
-        path = os.path.join(args.rules, f"{area}.csv")
+    outputs = [(f"{area}.csv", render(area, sources, rows, rev), len(rows))
+               for area, (sources, rows) in sorted(areas.items())]
+    outputs.append(("arguments.csv", render_arguments(arg_rows, latest, rev), len(arg_rows)))
+    for fname, text, nrows in outputs:
+        path = os.path.join(args.rules, fname)
         old = open(path, encoding="utf-8").read() if os.path.isfile(path) else None
         if old == text:
             continue
@@ -206,7 +308,7 @@ def main(argv=None) -> int:
         os.makedirs(args.rules, exist_ok=True)
         with open(path, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
-        print(f"wrote {path}: {len(rows)} rows")
+        print(f"wrote {path}: {nrows} rows")
     return 1 if args.check and stale else 0
 
 

@@ -31,12 +31,31 @@ BLAS = ("# CUBLAS\n\n## **1. CUBLAS Data types**\n\n" + HEAD_ROC +
         "|`cublasLtCreate`|10.1| | | |`hipblasLtCreate`|5.5.0| | | | |" + " |" * 6 + "\n")
 DNN = ("# CUDNN\n\n## **2. CUDNN Functions**\n\n" + HEAD_ROC.replace("ROC", "MIOPEN") +
        "|`cudnnCreate`|1.0.0| | | |`hipdnnCreate`| | | | | |`miopenCreate`|2.1.0| | | | |\n"
-       "|`cudnnOnlyHip`|1.0.0| | | |`hipdnnOnlyHip`| | | | | |" + " |" * 6 + "\n")
+       "|`cudnnOnlyHip`|1.0.0| | | |`hipdnnOnlyHip`| | | | | |" + " |" * 6 + "\n"
+       "|`cudnnGetConvolutionForwardWorkspaceSize`|1.0.0| | | |`hipdnnGetConvolutionForwardWorkspaceSize`| | | | | "
+       "|`miopenConvolutionForwardGetWorkSpaceSize`|2.1.0| | | | |\n")
 INCLUDES = ('const std::map <llvm::StringRef, hipCounter> CUDA_INCLUDE_MAP {\n'
             '  {"cuda_runtime.h", {"hip/hip_runtime.h", "", CONV_INCLUDE_CUDA_MAIN_H, API_RUNTIME, 0}},\n'
             '  {"cublas_v2.h", {"hipblas.h", "rocblas.h", CONV_INCLUDE_CUDA_MAIN_V2_H, API_BLAS, 0}},\n'
             '  {"caffe2/core/common_gpu.h", {"caffe2/core/hip/common_gpu.h", "", CONV_INCLUDE, API_CAFFE2, 0, '
-            'UNSUPPORTED}},\n};\n')
+            'UNSUPPORTED}},\n'
+            '  {"caffe2/core/common_cudnn.h", {"caffe2/core/hip/common_miopen.h", "", CONV_INCLUDE, API_CAFFE2, 0}},\n'
+            '};\n')
+ARG_CASTS = ('const std::string sCudaMallocHost = "cudaMallocHost";\n'
+             'const std::string sCudnnGetConvolutionForwardWorkspaceSize = "cudnnGetConvolutionForwardWorkspaceSize";\n'
+             'const std::string sCudaGetDriverEntryPoint = "cudaGetDriverEntryPoint";\n'
+             'std::map<std::string, std::vector<ArgCastStruct>> FuncArgCasts {\n'
+             '  {sCudaGetDriverEntryPoint,\n    {\n      {\n        {\n'
+             '          {2, {e_add_const_argument, cw_None, std::to_string(int(HIP_LATEST / 10))}}\n'
+             '        }\n      }\n    }\n  },\n'
+             '  {sCudaMallocHost, { { { {3, {e_add_const_argument, cw_None, "hipHostMallocDefault"}} } } } },\n'
+             '  {sCudnnGetConvolutionForwardWorkspaceSize,\n    {\n      {\n        {\n'
+             '          {1, {e_move_argument, cw_None, "", 2}},\n'
+             '          {5, {e_remove_argument, cw_DataLoss}}\n'
+             '        },\n        true,\n        true\n      }\n    }\n  },\n'
+             '};\n')
+CAFFE2 = ('const std::map<llvm::StringRef, hipCounter> CUDA_CAFFE2_TYPE_NAME_MAP {\n'
+          '  {"CUDAContext", {"HIPContext", "", CONV_TYPE, API_CAFFE2, 1}},\n};\n')
 
 
 @pytest.fixture
@@ -46,6 +65,9 @@ def checkout(tmp_path):
     tables.mkdir(parents=True)
     (root / "src").mkdir()
     (root / "src" / "CUDA2HIP.cpp").write_text(INCLUDES)
+    (root / "src" / "HipifyAction.cpp").write_text(ARG_CASTS)
+    (root / "src" / "Statistics.h").write_text("  HIP_6020 = 6020,\n  HIP_LATEST = HIP_6020,\n")
+    (root / "src" / "CUDA2HIP_CAFFE2_API_types.cpp").write_text(CAFFE2)
     (root / "REVISION").write_text("abc123 2024-10-24\n")
     empty = "# t\n\n## **1. X**\n\n" + HEAD
     for name, _area in imp.TABLES:
@@ -105,7 +127,36 @@ def test_headers_from_include_map_and_layout(rules):
     assert hip_tables.headers("5.1")["cublas_v2.h"].hip == "hipblas.h"
     assert hip_tables.headers("5.2")["cublas_v2.h"].hip == "hipblas/hipblas.h"
     assert hip_tables.headers()["cuda_runtime.h"].hip == "hip/hip_runtime.h"
-    assert "caffe2/core/common_gpu.h" not in hip_tables.headers()
+    assert hip_tables.headers()["caffe2/core/common_gpu.h"].unsupported
+    assert hip_tables.headers()["caffe2/core/common_cudnn.h"].hip == "caffe2/core/hip/common_miopen.h"
+
+
+def test_caffe2_names_from_the_sources(rules):
+    assert hip_tables.load("caffe2")["CUDAContext"].hip == "HIPContext"
+    assert "caffe2" in hip_tables.SCOPED_AREAS
+
+
+def test_argument_rewrites_from_func_arg_casts(rules):
+    text = (rules / "arguments.csv").read_text()
+    assert text.startswith("# source: ROCm/HIPIFY abc123 2024-10-24: src/HipifyAction.cpp (FuncArgCasts)\n"
+                           "# hip_latest: 6.2.0\n")
+    rows = {(r.cuda, r.arg): r for rs in hip_tables._arguments()[1].values() for r in rs}
+    assert (rows[("cudaMallocHost", 3)].action, rows[("cudaMallocHost", 3)].value) == ("add", "hipHostMallocDefault")
+    assert rows[("cudaGetDriverEntryPoint", 2)].value == "hip_version"
+    mv = rows[("cudnnGetConvolutionForwardWorkspaceSize", 1)]
+    assert (mv.action, mv.to, mv.target) == ("move", 2, "miopen")
+    rm = rows[("cudnnGetConvolutionForwardWorkspaceSize", 5)]
+    assert (rm.action, rm.warning) == ("remove", "data-loss")
+    assert hip_tables.hip_version_code() == "602" and hip_tables.hip_version_code("6.1") == "601"
+    # the MIOpen rows apply with --miopen only
+    assert len(hip_tables.arg_rewrites("cudnnGetConvolutionForwardWorkspaceSize", miopen=True)) == 2
+    assert hip_tables.arg_rewrites("cudnnGetConvolutionForwardWorkspaceSize") == ()
+
+
+def test_import_without_func_arg_casts_is_an_error(checkout, tmp_path, capsys):
+    (checkout / "src" / "HipifyAction.cpp").write_text("int x;\n")
+    assert imp.main([str(checkout), "--rules", str(tmp_path / "out")]) == 2
+    assert "no FuncArgCasts" in capsys.readouterr().err
 
 
 def test_overlay_wins_and_keeps_reason(rules):

@@ -138,6 +138,8 @@ def test_mapping_area(area):
     rows = _sample(area)
     assert rows, f"no supported rows in {area}"
     src = "\n".join(f"auto v{i} = {m.cuda};" for i, m in enumerate(rows)) + "\n"
+    if area in hip_tables.SCOPED_AREAS:          # caffe2's names apply in files that name caffe2
+        src = f"namespace {area} {{}}\n" + src
     res = hip(src, portability_fixes=False)
     lines = res.text.splitlines()
     for i, m in enumerate(rows):
@@ -273,10 +275,67 @@ def test_strict_undefined():
     ("cudaFuncGetAttributes(&attr, k<float>);", "hipFuncGetAttributes(&attr, reinterpret_cast<const void*>(k<float>));"),
     ("cudaFuncSetCacheConfig(k, cudaFuncCachePreferL1);",
      "hipFuncSetCacheConfig(reinterpret_cast<const void*>(k), hipFuncCachePreferL1);"),
+    # every symbol API: HIP_SYMBOL on exactly the symbol argument
+    ("cudaGetSymbolSize(&n, sym);", "hipGetSymbolSize(&n, HIP_SYMBOL(sym));"),
+    ("cudaMemcpyFromSymbolAsync(h, sym, n, 0, cudaMemcpyDeviceToHost, s);",
+     "hipMemcpyFromSymbolAsync(h, HIP_SYMBOL(sym), n, 0, hipMemcpyDeviceToHost, s);"),
+    ("cudaGraphMemcpyNodeSetParamsFromSymbol(nd, dst, sym, n, 0, cudaMemcpyDeviceToHost);",
+     "hipGraphMemcpyNodeSetParamsFromSymbol(nd, dst, HIP_SYMBOL(sym), n, 0, hipMemcpyDeviceToHost);"),
+    ("cudaGraphExecMemcpyNodeSetParamsToSymbol(ex, nd, sym, src, n, 0, cudaMemcpyHostToDevice);",
+     "hipGraphExecMemcpyNodeSetParamsToSymbol(ex, nd, HIP_SYMBOL(sym), src, n, 0, hipMemcpyHostToDevice);"),
+    ("cudaMemcpyToSymbol(HIP_SYMBOL(sym), h, n);", "hipMemcpyToSymbol(HIP_SYMBOL(sym), h, n);"),   # not twice
+    ("cudaLaunchKernel(k, g, b, args, 0, s);", "hipLaunchKernel(reinterpret_cast<const void*>(k), g, b, args, 0, s);"),
+    # from rules/hip/arguments.csv (HIPIFY's FuncArgCasts)
+    ("cudaGetTextureReference(&r, tex);", "hipGetTextureReference(&r, HIP_SYMBOL(tex));"),
+    ("cuOccupancyMaxPotentialBlockSize(&g, &b, fn, 0, 0, 0);",
+     "hipModuleOccupancyMaxPotentialBlockSize(&g, &b, fn, 0, 0);"),
+    ("cuOccupancyMaxPotentialBlockSizeWithFlags(&g, &b, fn, NULL, 0, 0, fl);",
+     "hipModuleOccupancyMaxPotentialBlockSizeWithFlags(&g, &b, fn, 0, 0, fl);"),
+    ("cusparseSpSM_solve(h, a, b, al, A, B, C, t, alg, d);",
+     "hipsparseSpSM_solve(h, a, b, al, A, B, C, t, alg, d, nullptr);"),
+    ("cudaGetDriverEntryPoint(s, &p, fl, &st);", "hipGetProcAddress(s, &p, 603, fl, &st);"),
+    ("cudnnGetConvolutionForwardWorkspaceSize(h, x, w, c, y, algo, &sz);",        # hipDNN: as written
+     "hipdnnGetConvolutionForwardWorkspaceSize(h, x, w, c, y, algo, &sz);"),
+    # member functions of the same name are not the API
+    ("o.cudaMemcpyToSymbol(sym, h, n);", "o.cudaMemcpyToSymbol(sym, h, n);"),
+    ("o->cusparseSpSM_solve(h, a, b, al, A, B, C, t, alg, d);", "o->cusparseSpSM_solve(h, a, b, al, A, B, C, t, alg, d);"),
 ])
 def test_handler(cuda, expected):
     out = hip(f"void f() {{ {cuda} }}\n", portability_fixes=False).text
     assert out.splitlines()[-1] == f"void f() {{ {expected} }}"
+
+
+@pytest.mark.parametrize("cuda, opts, expected", [
+    # MIOpen's argument order: x and w swapped, the algorithm dropped; a moved argument keeps its renames
+    ("cudnnGetConvolutionForwardWorkspaceSize(h, cudaStreamPerThread, w, c, y, algo, &sz);", {"miopen": True},
+     "miopenConvolutionForwardGetWorkSpaceSize(h, w, hipStreamPerThread, c, y, &sz);"),
+    ("cusparseSpSM_solve(h, a, b, al, A, B, C, t, alg, d);", {"roc": True},
+     "rocsparse_spsm(h, a, b, al, A, B, C, t, alg, rocsparse_spsm_stage_compute, nullptr, nullptr);"),
+    ("cudaGetDriverEntryPoint(s, &p, fl, &st);", {"hip_version": "6.2"}, "hipGetProcAddress(s, &p, 602, fl, &st);"),
+])
+def test_table_argument_rewrites(cuda, opts, expected):
+    out = hip(f"void f() {{ {cuda} }}\n", portability_fixes=False, **opts).text
+    assert out.splitlines()[-1].split(" // cuport")[0] == f"void f() {{ {expected} }}"
+
+
+def test_dropped_callback_is_reported_unless_null():
+    src = "void f() { cuOccupancyMaxPotentialBlockSize(&g, &b, fn, smemOf, 0, 0); }\n"
+    res = hip(src, portability_fixes=False)
+    assert "hipModuleOccupancyMaxPotentialBlockSize(&g, &b, fn, 0, 0);" in res.text
+    d = [d for d in res.diagnostics if "smemOf" in d.message]
+    assert len(d) == 1 and d[0].code == "CP907" and d[0].severity == "warning" and d[0].row == 1
+    assert "dropped" in d[0].message
+    null = hip(src.replace("smemOf", "nullptr"), portability_fixes=False)
+    assert not [d for d in null.diagnostics if "dropped" in d.message]
+
+
+def test_caffe2_names_only_in_caffe2_files():
+    src = "class CUDAContext {};\nREGISTER_CUDA_OPERATOR(Op, X<CUDAContext>);\n"
+    assert hip(src, portability_fixes=False).text.endswith(src)
+    out = hip("namespace caffe2 {\n" + src + "}\n", portability_fixes=False).text
+    assert "class HIPContext {};\nREGISTER_HIP_OPERATOR(Op, X<HIPContext>);" in out
+    inc = hip('#include "caffe2/core/common_cudnn.h"\nCUDAContext c;\n', portability_fixes=False).text
+    assert '#include "caffe2/core/hip/common_miopen.h"' in inc and "HIPContext c;" in inc
 
 
 @pytest.mark.parametrize("mask, expected", [

@@ -29,6 +29,7 @@ TITLES = {
     "cublaslt": "cuBLASLt (hipBLASLt)",
     "cudnn": "cuDNN (hipDNN; MIOpen with --miopen)",
     "nccl": "NCCL (RCCL)",
+    "caffe2": "Caffe2 (in files that name caffe2)",
 }
 LIBRARY_OF_ROC = {"cudnn": "MIOpen", "cublas": "rocBLAS", "curand": "rocRAND", "cusparse": "rocSPARSE", "cusolver": "rocSOLVER",
                   "headers": "roc"}

@@ -90,7 +90,16 @@ class HandlerContext:
         s, e = self.arg_span(call, i)
         return self.source.slice(s, e)
 
+    def arg_start(self, call: Call, i: int) -> int:
+        return self.tokens[call.args[i][0]].start
+
+    def arg_end(self, call: Call, i: int) -> int:
+        return self.tokens[call.args[i][1]].end
+
     # provided by the engine
+    def translated(self, first_tok: int, last_tok: int) -> str: ...
+    def drop_renames(self, start: int, end: int) -> None: ...
+    def hip_version_code(self) -> str: ...
     def edit(self, start: int, end: int, text: str) -> None: ...
     def rename(self, tok: int, text: str) -> None: ...
     def note(self, code: str, start: int, end: int, message: str) -> None: ...
@@ -266,6 +275,82 @@ HANDLERS = {
     "__activemask": plain_intrinsic,
     **{n: lane_mask for n in MASK_FIRST},
 }
+
+
+_NULL_ARG = re.compile(r"^\(?\s*(?:0|NULL|nullptr|0L|0UL)\s*\)?$")
+
+
+def table_rewrites(rows):
+    """The argument rewrites of rules/hip/arguments.csv (HIPIFY's FuncArgCasts) for one function: every position
+    refers to the CUDA call's arguments; a moved or copied argument carries its renames."""
+    def handler(ctx: HandlerContext, call: Call) -> None:
+        apply_arg_rewrites(ctx, call, rows)
+    handler.__doc__ = "; ".join(f"{r.action} argument {r.arg}" for r in rows)
+    return handler
+
+
+def _remove_span(ctx: HandlerContext, call: Call, first: int, last: int) -> tuple[int, int]:
+    """Bytes to delete for arguments first..last with one of their commas."""
+    n = len(call.args)
+    if last + 1 < n:
+        return ctx.arg_start(call, first), ctx.arg_start(call, last + 1)
+    if first > 0:
+        return ctx.arg_end(call, first - 1), ctx.arg_end(call, last)
+    return ctx.arg_start(call, first), ctx.arg_end(call, last)
+
+
+def _insert_at(ctx: HandlerContext, call: Call, pos: int, text: str) -> None:
+    """`text` becomes argument `pos` (after the last one when pos is past the end)."""
+    n = len(call.args)
+    if pos < n:
+        s = ctx.arg_start(call, pos)
+        ctx.edit(s, s, text + ", ")
+    elif n:
+        e = ctx.arg_end(call, n - 1)
+        ctx.edit(e, e, ", " + text)
+    else:
+        e = ctx.tokens[call.lparen].end
+        ctx.edit(e, e, text)
+
+
+def apply_arg_rewrites(ctx: HandlerContext, call: Call, rows) -> None:
+    n = len(call.args)
+    name = call.name
+    for r in rows:
+        if r.action == "wrap":
+            if r.arg < n and not ctx.arg_text(call, r.arg).startswith(r.value + "(") \
+                    and not (r.value.startswith("reinterpret_cast<const void*>")
+                             and _ALREADY_VOID.match(ctx.arg_text(call, r.arg))):
+                wrap_arg(ctx, call, r.arg, r.value + "(", ")")
+        elif r.action == "add":
+            value = ctx.hip_version_code() if r.value == "hip_version" else r.value
+            _insert_at(ctx, call, min(r.arg, n), value)
+        elif r.action == "replace":
+            if r.arg < n:
+                s, e = ctx.arg_span(call, r.arg)
+                ctx.drop_renames(s, e)
+                ctx.edit(s, e, r.value)
+        elif r.action == "remove":
+            if r.arg >= n:
+                continue
+            text = ctx.arg_text(call, r.arg)
+            s, e = _remove_span(ctx, call, r.arg, r.arg)
+            ctx.drop_renames(s, e)
+            ctx.edit(s, e, "")
+            if r.warning and not _NULL_ARG.match(text):
+                a, b = ctx.arg_span(call, r.arg)
+                ctx.note(UNSUPPORTED, a, b, f"argument {r.arg + 1} of `{name}` (`{text}`) has no HIP counterpart "
+                                            f"and is dropped: the result may differ from CUDA's")
+        elif r.action in ("move", "copy"):
+            last = r.arg + (r.count if r.action == "move" else 1) - 1
+            if last >= n:
+                continue
+            text = ctx.translated(call.args[r.arg][0], call.args[last][1])
+            _insert_at(ctx, call, r.to, text)
+            if r.action == "move":
+                s, e = _remove_span(ctx, call, r.arg, last)
+                ctx.drop_renames(s, e)
+                ctx.edit(s, e, "")
 
 
 # --- kernel launches ------------------------------------------------------------------------------------------

@@ -45,6 +45,7 @@ class IncludePass:
         toks, data = self.tokens, self.data
         self.opaque: list[tuple[int, int]] = []       # token index ranges inside non-code directives
         self.includes: list[str] = []
+        self.included_names: list[str] = []          # every #include name, as written
         self.cuda_headers: set[str] = set()         # the CUDA headers (of the tables) the file includes
         self.hip_runtime_at: int | None = None       # offset of the #include that is (now) hip_runtime.h
         self.first_include: int | None = None
@@ -129,6 +130,7 @@ class IncludePass:
         if self.first_include is None:
             self.first_include = start
         name = m.group(2).strip()
+        self.included_names.append(name)
         span_end = start + len(line[:m.end()].encode("utf-8"))
         if name not in self.header_maps:
             found = self._resolve_project_header(name, quoted=m.group(1) == '"')

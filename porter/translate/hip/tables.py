@@ -42,6 +42,7 @@ AREAS: tuple[str, ...] = (
     "nvrtc",
     "cublaslt",
     "cudnn",
+    "caffe2",
 )
 # generated only from HIPIFY revisions that have the table; loaded when present
 OPTIONAL_AREAS: tuple[str, ...] = ("nccl",)
@@ -57,6 +58,8 @@ MIOPEN_AREA = "cudnn"
 # types differ from the hip* ones: a row without a roc name cannot fall back to its hip name.
 ROC_AREAS: frozenset[str] = frozenset({"cublas", "curand", "cusparse", "cusolver"})
 HEADERS_AREA = "headers"
+# names that apply only in files that name caffe2 (a `CUDAContext` class of another project is its own)
+SCOPED_AREAS: frozenset[str] = frozenset({"caffe2"})
 
 
 @dataclass(frozen=True)
@@ -363,8 +366,97 @@ def _all_mappings(roc: bool, miopen: bool, cuda_version, hip_version) -> "Mappin
     return MappingProxyType(merged)
 
 
+@dataclass(frozen=True)
+class ArgRewrite:
+    """One row of rules/hip/arguments.csv (HIPIFY's FuncArgCasts): what happens to argument `arg` of a call.
+    action: wrap (`value(arg)`), remove, add (the constant `value` at position `arg`), copy (argument `arg` again
+    at position `to`), move (`count` arguments from `arg` to position `to`), replace (by the constant `value`).
+    target: "" for HIP, "roc" (--roc), "miopen" (--miopen). `value` "hip_version" is the chosen HIP version as
+    major*100+minor."""
+    cuda: str
+    target: str
+    arg: int
+    action: str
+    value: str = ""
+    to: int | None = None
+    count: int = 1
+    warning: str = ""
+
+
+ARG_COLUMNS: tuple[str, ...] = ("cuda", "target", "arg", "action", "value", "to", "count", "warning")
+ARG_ACTIONS = frozenset({"wrap", "remove", "add", "copy", "move", "replace"})
+ARG_TARGETS = frozenset({"", "roc", "miopen"})
+
+
+def arguments_path() -> Path:
+    return rules_dir() / "hip" / "arguments.csv"
+
+
+@lru_cache(maxsize=1)
+def _arguments() -> tuple[str, "MappingProxyType[str, tuple[ArgRewrite, ...]]"]:
+    """(newest HIP version of the import, {cuda name: rows})."""
+    path = arguments_path()
+    if not path.is_file():
+        return "", MappingProxyType({})
+    latest = ""
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            if not line.startswith("#"):
+                break
+            if line.startswith("# hip_latest:"):
+                latest = line.split(":", 1)[1].strip()
+    skip, header, reader = _records(path)
+    if header != ARG_COLUMNS:
+        raise ValueError(f"{path}:{skip + 1}: header must be {','.join(ARG_COLUMNS)!r}, got {header!r}")
+    out: dict[str, list[ArgRewrite]] = {}
+    for record in reader:
+        line = reader.line_num + skip
+        if not record:
+            continue
+        if len(record) != len(ARG_COLUMNS):
+            raise ValueError(f"{path}:{line}: expected {len(ARG_COLUMNS)} fields, got {len(record)}")
+        f = dict(zip(ARG_COLUMNS, (x.strip() for x in record)))
+        if f["action"] not in ARG_ACTIONS or f["target"] not in ARG_TARGETS:
+            raise ValueError(f"{path}:{line}: unknown action {f['action']!r} or target {f['target']!r}")
+        try:
+            row = ArgRewrite(f["cuda"], f["target"], int(f["arg"]), f["action"], f["value"],
+                             int(f["to"]) if f["to"] else None, int(f["count"]) if f["count"] else 1, f["warning"])
+        except ValueError:
+            raise ValueError(f"{path}:{line}: arg, to and count must be numbers") from None
+        if row.action in ("move", "copy") and row.to is None:
+            raise ValueError(f"{path}:{line}: {row.action} needs a `to` position")
+        out.setdefault(row.cuda, []).append(row)
+    return latest, MappingProxyType({k: tuple(v) for k, v in out.items()})
+
+
+def arg_rewrites(name: str, roc: bool = False, miopen: bool = False) -> tuple[ArgRewrite, ...]:
+    """The argument rewrites of a call of `name` for this translation: the MIOpen rows with --miopen, the roc rows
+    with --roc, else the HIP rows, which do not apply where the option sends the library elsewhere (hipSPARSE's
+    argument order is not rocSPARSE's)."""
+    rows = _arguments()[1].get(name, ())
+    if not rows:
+        return ()
+    area = next((load(a)[name].area for a in (MIOPEN_AREA, *ROC_AREAS) if name in load(a)), None)
+    if miopen and area == MIOPEN_AREA:
+        want = "miopen"
+    elif roc and area in ROC_AREAS:
+        want = "roc"
+    else:
+        want = ""
+    return tuple(r for r in rows if r.target == want)
+
+
+def hip_version_code(hip_version: str | None = None) -> str:
+    """major*100+minor of the chosen HIP (default: the newest the imported tables know), as HIPIFY writes it
+    for hipGetProcAddress's version argument."""
+    v = hip_version or _arguments()[0] or "6.3"
+    parts = version_key(v)
+    return str(parts[0] * 100 + parts[1])
+
+
 def clear_cache() -> None:
     """Forget loaded tables (for tests that edit the CSV files)."""
+    _arguments.cache_clear()
     _rules_dir.cache_clear()
     _load.cache_clear()
     _overlay.cache_clear()

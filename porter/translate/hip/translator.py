@@ -36,6 +36,7 @@ from porter.translate.hip.handlers import LAUNCH_KEPT, UNSUPPORTED
 from porter.translate.hip.includes import HIP_HEADER_AREAS, IncludePass
 from porter.translate.hip.rewrites import ROC_VALUE_TYPES, DEVICE_PROP_HIP6, DEVICE_PROP_RENAMES, RewritePass
 from porter.translate.hip.stats import FileStats
+from porter.translate.hip.tables import SCOPED_AREAS
 from porter.translate.portability import HARD_CODES, PORTABILITY_FAMILIES, lint_and_fix
 
 WARP_SIZE_MACRO = "CUPORT_WARP_SIZE"      # warpSize in device code, as a compile-time constant
@@ -98,6 +99,7 @@ class _Translator(IncludePass, RewritePass, H.HandlerContext):
         self._prop_vars = None
         self._reported_missing: set[str] = set()
         self.libraries: list[dict] = []                        # ROCm libraries the output needs
+        self._scopes: dict[str, bool] = {}
 
     # HandlerContext
     def edit(self, start, end, text):
@@ -112,6 +114,26 @@ class _Translator(IncludePass, RewritePass, H.HandlerContext):
 
     def need_helper(self, name):
         self.helpers.add(name)
+
+    def translated(self, first_tok, last_tok):
+        """The text of tokens first..last with the renames made so far."""
+        toks = self.tokens
+        out, pos = [], toks[first_tok].start
+        for k in range(first_tok, last_tok + 1):
+            if k in self.renames:
+                out.append(self.source.slice(pos, toks[k].start))
+                out.append(self.renames[k])
+                pos = toks[k].end
+        out.append(self.source.slice(pos, toks[last_tok].end))
+        return "".join(out)
+
+    def drop_renames(self, start, end):
+        for k in [k for k in self.renames if start <= self.tokens[k].start < end]:
+            del self.renames[k]
+
+    def hip_version_code(self):
+        from porter.translate.hip.tables import hip_version_code
+        return hip_version_code(self.opts.hip_version)
 
     def call_node(self, call):
         if self._call_nodes is None:
@@ -265,7 +287,7 @@ class _Translator(IncludePass, RewritePass, H.HandlerContext):
                     if key not in maps:
                         continue            # a member of some other namespace or class
             m = maps.get(key)
-            if m is None:
+            if m is None or (m.area in SCOPED_AREAS and not self._in_scope(m.area)):
                 if name in SYNC_HELPERS:
                     self.hip_names.add(name)
                 continue
@@ -290,6 +312,13 @@ class _Translator(IncludePass, RewritePass, H.HandlerContext):
             if target != name:
                 self.renames[i] = target
 
+    def _in_scope(self, area):
+        """caffe2's names apply in files that name caffe2 (its namespace, or an include under caffe2/)."""
+        if area not in self._scopes:
+            self._scopes[area] = any(t.kind == "IDENTIFIER" and t.spelling == area for t in self.tokens) or \
+                any(inc.startswith(area + "/") for inc in self.included_names)
+        return self._scopes[area]
+
     _CUDA_WORD = re.compile(r"(?<![\w$])(?:cu|CU)\w+")
 
     def _string_literals(self):
@@ -301,7 +330,7 @@ class _Translator(IncludePass, RewritePass, H.HandlerContext):
                 continue
             for m in self._CUDA_WORD.finditer(t.spelling):
                 mp = self.maps.get(m.group(0))
-                if mp is None or mp.unsupported:
+                if mp is None or mp.unsupported or mp.area in SCOPED_AREAS:
                     continue
                 target = mp.target(self.opts.roc)
                 if not target or target == m.group(0) or "::" in target:
@@ -312,8 +341,15 @@ class _Translator(IncludePass, RewritePass, H.HandlerContext):
 
     # -- calls with handlers
     def _calls(self):
+        from porter.translate.hip.tables import arg_rewrites
         toks = self.tokens
-        handlers = H.HANDLERS
+        handlers = dict(H.HANDLERS)
+        roc, miopen = self.opts.roc, self.opts.miopen
+        # HIPIFY's argument rewrites (rules/hip/arguments.csv) where no hand-written handler covers the call
+        for name in {t.spelling for t in toks if t.kind == "IDENTIFIER"} - handlers.keys():
+            rows = arg_rewrites(name, roc, miopen)
+            if rows and self.maps.get(name) is not None and not self.maps[name].unsupported:
+                handlers[name] = H.table_rewrites(rows)
         opaque_toks = {k for a, b in self.opaque for k in range(a, b)} if self.opaque else set()
         for i, t in enumerate(toks):
             if t.kind != "IDENTIFIER" or t.spelling not in handlers or i in opaque_toks:
