@@ -15,9 +15,10 @@ icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 [ -f $icd ] && export VK_DRIVER_FILES=$icd
 O=${OUT:-out/gpu}
 mkdir -p "$O"
-EXAMPLES="examples/sgemm examples/warp_reduce examples/transpose examples/saxpy examples/matmul_tiled
+# EXAMPLES="examples/a examples/b" in the environment benches only those
+EXAMPLES=${EXAMPLES:-"examples/sgemm examples/warp_reduce examples/transpose examples/saxpy examples/matmul_tiled
   examples/block_reduce_perwarp examples/bad_branch examples/warp_histogram examples/struct_refs
-  examples/argmax_two_level"
+  examples/argmax_two_level"}
 { nvidia-smi -L; nvidia-smi -q -d CLOCK,PERFORMANCE | head -80; } > "$O/device.txt" 2>&1
 if [ "${1:-}" = test ]; then     # the GPU tests of the bench first (tests/test_verify_bench_gpu.py)
   shift

@@ -1,0 +1,181 @@
+"""Hand-edited variants of cuport's GLSL translations, timed against the translation itself on one Vulkan GPU:
+which code-generation change would close a gap to CUDA (docs/performance.md, "measure, don't guess").
+
+    python3 bench/gpu/glsl_variants.py [--repeat 30] [--json out.json]
+
+Per case: the translation and each variant are set up in this process (one Vulkan device), checked against the
+NumPy reference after their first launch, warmed up (20 launches each), then timed in interleaved rounds (one
+launch of each per round, GPU timestamps). Prints median ms, IQR and speed relative to the translation."""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+
+import numpy as np
+
+
+def _sub(text: str, old: str, new: str, count: int = 1) -> str:
+    if text.count(old) != count:
+        raise SystemExit(f"variant: expected {count} x {old!r} in the translation, found {text.count(old)}")
+    return text.replace(old, new)
+
+
+def sgemm_vec4_shared(t: str) -> str:
+    """The shared tiles as vec4 rows: the thread tile's 8 As / 8 Bs reads become two 128-bit loads each,
+    as NVRTC's LDS.128 for the CUDA original."""
+    t = _sub(t, "shared float As[8][132];", "shared vec4 As4[8][33];")
+    t = _sub(t, "shared float Bs[8][128];", "shared vec4 Bs4[8][32];")
+    t = _sub(t, "As[c][r] = ", "As4[c][r >> 2][r & 3] = ")
+    t = _sub(t, "Bs[r][c] = ", "Bs4[r][c >> 2][c & 3] = ")
+    t = _sub(t, "a_reg[m] = As[kk][ty * TM + m];", "a_reg[m] = As4[kk][ty * 2 + (m >> 2)][m & 3];")
+    t = _sub(t, "b_reg[n] = Bs[kk][tx * TN + n];", "b_reg[n] = Bs4[kk][tx * 2 + (n >> 2)][n & 3];")
+    return t
+
+
+def sgemm_vec4_regs(t: str) -> str:
+    """vec4 shared tiles read into vec4 registers (a_reg / b_reg as two vec4 each)."""
+    t = sgemm_vec4_shared(t)
+    t = _sub(t, "float a_reg[8];", "vec4 a4[2];")
+    t = _sub(t, "float b_reg[8];", "vec4 b4[2];")
+    t = re.sub(r"\[\[unroll\]\] for \(int m = 0; m < TM; m\+\+\) \{\n\s*a_reg\[m\] = [^\n]*\n\s*\}",
+               "a4[0] = As4[kk][ty * 2]; a4[1] = As4[kk][ty * 2 + 1];", t)
+    t = re.sub(r"\[\[unroll\]\] for \(int n = 0; n < TN; n\+\+\) \{\n\s*b_reg\[n\] = [^\n]*\n\s*\}",
+               "b4[0] = Bs4[kk][tx * 2]; b4[1] = Bs4[kk][tx * 2 + 1];", t)
+    return _sub(t, "accum[m][n] += a_reg[m] * b_reg[n];", "accum[m][n] += a4[m >> 2][m & 3] * b4[n >> 2][n & 3];")
+
+
+def branch_select(t: str) -> str:
+    """bad_branch: one load, one store, the two paths as a select (what nvcc's if-conversion makes of it)."""
+    return _sub(t, """        if (data[tid] > 0.0) {
+            data[tid] = sqrt(data[tid]);  // Path A
+        } else {
+            data[tid] = -sqrt(-data[tid]);  // Path B
+        }""", """        float d = data[tid];
+        data[tid] = d > 0.0 ? sqrt(d) : -sqrt(-d);""")
+
+
+def branch_load_once(t: str) -> str:
+    """bad_branch: the branches kept, the value loaded once."""
+    return _sub(t, """        if (data[tid] > 0.0) {
+            data[tid] = sqrt(data[tid]);  // Path A
+        } else {
+            data[tid] = -sqrt(-data[tid]);  // Path B
+        }""", """        float d = data[tid];
+        if (d > 0.0) {
+            data[tid] = sqrt(d);
+        } else {
+            data[tid] = -sqrt(-d);
+        }""")
+
+
+def restrict_all(t: str) -> str:
+    """every storage buffer restrict (not what the CUDA code promises: measured only)."""
+    return re.sub(r"\) (writeonly |readonly )?buffer ", lambda m: f") {m.group(1) or ''}restrict buffer ", t)
+
+
+def particle_vec2(t: str) -> str:
+    """particle_step: state read and written as vec2 (24-byte records are 8-byte aligned)."""
+    t = _sub(t, "buffer state_buf { float state[]; };", "buffer state_buf { vec2 state2[]; };")
+    t = _sub(t, "vec3 pos = vec3(state[6 * i], state[6 * i + 1], state[6 * i + 2]);",
+             "vec2 s0 = state2[3 * i], s1 = state2[3 * i + 1], s2 = state2[3 * i + 2];\n"
+             "    vec3 pos = vec3(s0, s1.x);")
+    t = _sub(t, "vec3 vel = vec3(state[6 * i + 3], state[6 * i + 4], state[6 * i + 5]);", "vec3 vel = vec3(s1.y, s2);")
+    t = re.sub(r"    state\[6 \* i\] = pos\.x;\n(    state\[6 \* i \+ \d\] = \w+\.\w;\n){5}",
+               "    state2[3 * i] = pos.xy;\n    state2[3 * i + 1] = vec2(pos.z, vel.x);\n"
+               "    state2[3 * i + 2] = vel.yz;\n", t)
+    return t
+
+
+def reduce_literal_32(t: str) -> str:
+    """warp_reduce: the subgroup size as the literal 32 (is the spec constant folded?)."""
+    return re.sub(r"#define cuport_subgroup_size \(.*\)", "#define cuport_subgroup_size 32u", t)
+
+
+def reduce_no_guard(t: str) -> str:
+    """warp_reduce: subgroupShuffleDown's result taken as is (no own-value select for lanes past the end)."""
+    return _sub(t, "return (gl_SubgroupInvocationID + d < cuport_subgroup_size) ? r : v;", "return r;")
+
+
+def reduce_subgroup_add(t: str) -> str:
+    """warp_reduce: each shuffle loop as one subgroupAdd (lane 0's value is the same sum)."""
+    t = re.sub(r"for \(int offset = [^\n]*\n\s*v \+= cuport_shfl_down_float\(v, uint\(offset\)\);\n\s*\}",
+               "v = subgroupAdd(v);", t)
+    return _sub(t, "#extension GL_KHR_shader_subgroup_basic : require",
+                "#extension GL_KHR_shader_subgroup_basic : require\n#extension GL_KHR_shader_subgroup_arithmetic : require")
+
+
+CASES = [
+    ("examples/warp_reduce/verify_spec.py", "warp_reduce", [("literal 32", reduce_literal_32),
+                                                            ("no lane guard", reduce_no_guard),
+                                                            ("subgroupAdd", reduce_subgroup_add)]),
+    ("examples/sgemm/verify_spec.py", "sgemm_fixed", [("vec4 shared tiles", sgemm_vec4_shared),
+                                                       ("vec4 tiles + vec4 regs", sgemm_vec4_regs)]),
+    ("examples/bad_branch/verify_spec.py", "bad_branch", [("load once", branch_load_once),
+                                                          ("select", branch_select),
+                                                          ("restrict", restrict_all)]),
+    ("examples/struct_refs/verify_spec.py", "particle_step", [("restrict", restrict_all),
+                                                              ("vec2 state", particle_vec2)]),
+]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=30)
+    ap.add_argument("--json")
+    ap.add_argument("--cases", help="comma-separated case ids (default: all)")
+    ap.add_argument("--small", action="store_true", help="the case's first size, not its bench size (a CPU check)")
+    a = ap.parse_args(argv)
+    from porter.verify.backends import vulkan
+    from porter.verify.spec import load_spec
+    from porter.verify.worker import translation, verdict
+    want = set(a.cases.split(",")) if a.cases else None
+    report = []
+    for spec, cid, variants in CASES:
+        if want and cid not in want:
+            continue
+        case = next(c for c in load_spec(spec) if c.id == cid)
+        sizes = case.sizes[0] if a.small else case.bench_sizes
+        text, manifest = translation(case, "vulkan")
+        lanes = [("translation", text)] + [(name, fn(text)) for name, fn in variants]
+        args = case.make_args(sizes)
+        sessions = []
+        for name, src in lanes:
+            try:
+                s = vulkan.open_session(case, src, manifest, sizes, args)
+                s.launch()
+                status, msg = verdict(case, args, sizes, s.outputs())
+            except Exception as e:          # a variant that does not compile is a result too
+                status, msg, s = "error", f"{e.__class__.__name__}: {str(e)[:300]}", None
+            print(f"{cid:14} {name:24} {status}: {msg}", file=sys.stderr, flush=True)
+            if status == "pass":
+                sessions.append((name, s))
+            elif s is not None:
+                s.close()
+        del args
+        for _ in range(20):
+            for _, s in sessions:
+                s.launch()
+        times = {name: [] for name, _ in sessions}
+        for _ in range(a.repeat):
+            for name, s in sessions:
+                times[name].append(s.launch())
+        base = float(np.median(times["translation"]))
+        for name, s in sessions:
+            t = np.array(times[name])
+            q1, med, q3 = np.percentile(t, [25, 50, 75])
+            row = {"case": cid, "variant": name, "median_ms": med, "iqr_ms": q3 - q1, "vs_translation": base / med,
+                   "times": t.tolist(), "device": vulkan._context().device_name}
+            report.append(row)
+            print(f"{cid:14} {name:24} {med:8.4f} ms (IQR {q3 - q1:.4f})  x{base / med:.3f} vs translation",
+                  flush=True)
+            s.close()
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(report, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
