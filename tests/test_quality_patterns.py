@@ -96,3 +96,14 @@ def test_tile_of_16_ranks_are_exact():
     assert got == [("CP702", 10, "error")]
     assert "thread 0 reads sums[0]" in res.diagnostics[0].message
     assert "thread 16 writes it through `sums[t.meta_group_rank() ^ 1]`" in res.diagnostics[0].message
+
+
+def test_uses_of_a_name_from_the_identifier_index():
+    # recovery reads every use of an unknown name: from one identifier index per text (a regex scan of the whole
+    # file per clang error was most of HeCBench's lint time); member accesses and other scopes are not uses
+    from porter.frontend import recovery as R
+    text = "dfloat a; s.dfloat = 1; p->dfloat; x::dfloat b; dfloat_t c; ns :: inner::dfloat d; dfloat(e);"
+    assert [text[s:e] for s, e in R._uses(text, "dfloat")] == ["dfloat", "dfloat"]
+    assert [text[s:e] for s, e in R._uses(text, "ns::inner::dfloat")] == ["ns :: inner::dfloat"]
+    assert [text[s:e] for s, e in R._uses(text, "x::dfloat")] == ["x::dfloat"]
+    assert R._uses(text, "y::dfloat") == []
