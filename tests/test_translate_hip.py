@@ -838,3 +838,30 @@ def test_miopen_stream_type_only_with_cudnn():
     assert "hipStream_t s;" in hip(src, portability_fixes=False).text                  # hipDNN: HIP's name
     plain = "#include <cuda_runtime.h>\nvoid f() { cudaStream_t s; }\n"
     assert "hipStream_t s;" in hip(plain, portability_fixes=False, miopen=True).text    # no MIOpen header
+
+
+# --- version awareness: math_constants.h ------------------------------------------------------------------------
+
+_MC = "#include <math_constants.h>\n__global__ void k(float *x) { x[0] = CUDART_PI_F; }\n"
+
+
+@pytest.mark.parametrize("version, fallback", [("5.3", False), ("6.3", False), ("5.2", True), ("5.0", True)])
+def test_math_constants_follow_the_chosen_hip(version, fallback):
+    out = hip(_MC, portability_fixes=False, hip_version=version).text
+    assert "#include <hip/hip_math_constants.h>\n" in out and "x[0] = HIP_PI_F;" in out
+    assert ("__has_include(<hip/hip_math_constants.h>)" in out) is fallback
+    assert ("#define HIP_PI_F 3.141592654f" in out) is fallback
+
+
+def test_math_constants_default_follows_the_installed_hip(tmp_path):
+    new = tmp_path / "new" / "hip"
+    new.mkdir(parents=True)
+    (new / "hip_runtime.h").write_text("")
+    (new / "hip_math_constants.h").write_text("")
+    out = hip(_MC, portability_fixes=False, include_dirs=[str(tmp_path / "new")]).text
+    assert "__has_include" not in out and "#include <hip/hip_math_constants.h>\n" in out
+    old = tmp_path / "old" / "hip"
+    old.mkdir(parents=True)
+    (old / "hip_runtime.h").write_text("")
+    out = hip(_MC, portability_fixes=False, include_dirs=[str(tmp_path / "old")]).text
+    assert "__has_include(<hip/hip_math_constants.h>)" in out

@@ -10,6 +10,7 @@ from porter.translate.hip.handlers import LIBRARY, UNSUPPORTED
 
 
 MATH_CONSTANTS = "hip/hip_math_constants.h"
+MATH_CONSTANTS_SINCE = "5.3"          # HIPIFY's tables: HIP_INF_F & co. from HIP 5.3.0 on
 # the values of CUDA's math_constants.h, under the HIP names the tables give them
 MATH_CONSTANTS_FALLBACK = "".join(f"#define {k} {v}\n" for k, v in (
     ("HIP_INF_F", "__builtin_huge_valf()"), ("HIP_NAN_F", "__builtin_nanf(\"\")"),
@@ -19,6 +20,7 @@ MATH_CONSTANTS_FALLBACK = "".join(f"#define {k} {v}\n" for k, v in (
     ("HIP_SQRT_2_F", "1.414213562f"), ("HIP_PI_F", "3.141592654f"), ("HIP_PIO2_F", "1.570796327f"),
     ("HIP_2_OVER_PI_F", "0.636619772f"), ("HIP_L2E_F", "1.442695041f"), ("HIP_LN2_F", "0.693147181f"),
     ("HIP_PI", "3.1415926535897931e+0")))
+MATH_CONSTANTS_FALLBACK_NAMES = frozenset(line.split()[1] for line in MATH_CONSTANTS_FALLBACK.splitlines())
 # cuda-samples' Common/ helpers: programs include them with quotes but they belong to no project
 CUDA_SAMPLES_HELPERS = frozenset({"helper_cuda.h", "helper_functions.h", "helper_math.h", "helper_string.h",
                                   "helper_timer.h", "helper_image.h", "helper_cuda_drvapi.h", "helper_gl.h",
@@ -46,6 +48,7 @@ class IncludePass:
         self.opaque: list[tuple[int, int]] = []       # token index ranges inside non-code directives
         self.includes: list[str] = []
         self.included_names: list[str] = []          # every #include name, as written
+        self.math_fallback = False                   # the output defines the math constants itself
         self.cuda_headers: set[str] = set()         # the CUDA headers (of the tables) the file includes
         self.hip_runtime_at: int | None = None       # offset of the #include that is (now) hip_runtime.h
         self.first_include: int | None = None
@@ -170,10 +173,22 @@ class IncludePass:
         # only the header name changes (hipify-clang): `#include<x>` / `#  include "x"` keep their spelling
         name_start = start + len(line[:m.start(1)].encode("utf-8"))
         self.edit(name_start, span_end, f"{m.group(1)}{target}{m.group(3)}")
-        if target == MATH_CONSTANTS and self._at_line_start(start) and not self.data[span_end:end].strip():
-            # HIP before 6.1 has no hip_math_constants.h: the constants the tables map to are defined here then
+        if target == MATH_CONSTANTS and self._at_line_start(start) and not self.data[span_end:end].strip() \
+                and self._old_math_constants():
+            # HIP before 5.3 has no hip_math_constants.h: the constants the tables map to are defined here then
+            self.math_fallback = True
             self.edit(start, start, f"#if !defined(__has_include) || __has_include(<{target}>)\n")
             self.edit(span_end, span_end, "\n#else\n" + MATH_CONSTANTS_FALLBACK + "#endif")
+
+    def _old_math_constants(self) -> bool:
+        """Does the target HIP lack hip_math_constants.h (HIP < 5.3)? The chosen --hip-version decides; without
+        one, the installed HIP when there is one (so the output compiles where it is translated), else the
+        newest, which has it (HIPIFY's output)."""
+        from porter.translate.hip.tables import version_key
+        if self.opts.hip_version:
+            return version_key(self.opts.hip_version) < version_key(MATH_CONSTANTS_SINCE)
+        dirs = self.opts.parse_options.include_dirs
+        return bool(find_system_header(HIP_RUNTIME, dirs)) and not find_system_header(MATH_CONSTANTS, dirs)
 
     def _library_note(self, name, target, start, end):
         """A CUDA library header becomes a ROCm library's header: say which library the program now needs and,
@@ -181,7 +196,8 @@ class IncludePass:
         (rather than leaving an unexplained `file not found`)."""
         lib = library_of(target)
         if lib is None:
-            if target.startswith("hip/") and target != MATH_CONSTANTS and find_system_header(HIP_RUNTIME, self.opts.parse_options.include_dirs) \
+            if target.startswith("hip/") and not (target == MATH_CONSTANTS and self._old_math_constants()) \
+                    and find_system_header(HIP_RUNTIME, self.opts.parse_options.include_dirs) \
                     and not find_system_header(target, self.opts.parse_options.include_dirs):
                 self._diag(LIBRARY, start, end, f"`{name}` -> `{target}`: this HIP installation has no `{target}` "
                            f"(it comes with a newer ROCm); the program will not compile against it", "warning")

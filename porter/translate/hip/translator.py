@@ -33,7 +33,7 @@ from porter.textdiff import changed_line_count
 from porter.translate.api import TranslationResult
 from porter.translate.hip import handlers as H
 from porter.translate.hip.handlers import LAUNCH_KEPT, UNSUPPORTED
-from porter.translate.hip.includes import HIP_HEADER_AREAS, IncludePass
+from porter.translate.hip.includes import HIP_HEADER_AREAS, MATH_CONSTANTS_FALLBACK_NAMES, IncludePass
 from porter.translate.hip.rewrites import ROC_VALUE_TYPES, DEVICE_PROP_HIP6, DEVICE_PROP_RENAMES, RewritePass
 from porter.translate.hip.stats import FileStats
 from porter.translate.hip.tables import SCOPED_AREAS
@@ -296,7 +296,9 @@ class _Translator(IncludePass, RewritePass, H.HandlerContext):
                 target = self._roc_value_type(key) or m.hip
             elif key == "cudaStream_t" and self.opts.miopen and any(h.startswith("cudnn") for h in self.cuda_headers):
                 target = "miopenAcceleratorQueue_t"      # MIOpen's name of hipStream_t (hipify-clang --miopen)
-            if m.unsupported or not target:
+            if m.unsupported and target in MATH_CONSTANTS_FALLBACK_NAMES and self.math_fallback:
+                pass                        # newer than the chosen HIP, but the output defines it itself
+            elif m.unsupported or not target:
                 self.stats.add(key, m.area, False)
                 msg = f"`{key}` is not supported by {'ROCm libraries' if roc else 'HIP'}; left unchanged"
                 if m.note:
