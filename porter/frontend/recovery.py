@@ -82,24 +82,36 @@ class Unknowns:
 _RANK = {"neutral": 0, "value": 0, "func": 1, "type": 2, "template": 3, "ns": 4}
 
 
+_SIZEOF = re.compile(r"\b(?:sizeof|alignof)\s*\(\s*$")
+_LAUNCH_OR_CMP = re.compile(r"\s*>>>|\s*>")
+_LAUNCH = re.compile(r"\s*>>>")
+_CMP_LEFT = re.compile(r"[<,]\s*$")
+_SCOPE = re.compile(r"\s*::")
+_TEMPLATE = re.compile(r"\s*<(?!<)")
+_LESS_NUMBER = re.compile(r"\s*<\s*[\d(]")
+_TYPE_USES = (re.compile(rf"\s*(?:const\b\s*)?[*&]*\s*(?:const\b\s*)?(?:{_IDENT})\s*[=;,)\[({{:]"),
+              re.compile(r"\s*[*&]+\s*[)>,]"), re.compile(r"\s*[>{]"), re.compile(r"\s*\)\s*[\w(&*]"))
+_CALL = re.compile(r"\s*\(")
+
+
 def _kind_at(text: str, end: int | None, start: int | None = None) -> str:
-    """What the use of a name that ends at `end` (and starts at `start`) in `text` looks like."""
+    """What the use of a name that ends at `end` (and starts at `start`) in `text` looks like (patterns compiled
+    once: this runs for every use of every unknown name)."""
     if end is None:
         return "type"
     rest = text[end:end + 80]
     before = text[max(0, (start if start is not None else end) - 40):start if start is not None else end]
-    if re.search(r"\bsizeof\s*\(\s*$", before) or re.search(r"\b(?:sizeof|alignof)\s*\(\s*$", before):
+    if _SIZEOF.search(before):
         return "neutral"       # sizeof(X): a type or a variable alike
-    if re.match(r"\s*>>>", rest) or re.match(r"\s*>", rest) and not re.search(r"[<,]\s*$", before):
+    if _LAUNCH.match(rest) or _LAUNCH_OR_CMP.match(rest) and not _CMP_LEFT.search(before):
         return "value"         # `a > X`, `<<<g, X>>>`: a comparison or a launch argument
-    if re.match(r"\s*::", rest):
+    if _SCOPE.match(rest):
         return "ns"
-    if re.match(r"\s*<(?!<)", rest) and not re.match(r"\s*<\s*[\d(]", rest):
+    if _TEMPLATE.match(rest) and not _LESS_NUMBER.match(rest):
         return "template"
-    if re.match(rf"\s*(?:const\b\s*)?[*&]*\s*(?:const\b\s*)?(?:{_IDENT})\s*[=;,)\[({{:]", rest) or \
-            re.match(r"\s*[*&]+\s*[)>,]", rest) or re.match(r"\s*[>{]", rest) or re.match(r"\s*\)\s*[\w(&*]", rest):
+    if any(rx.match(rest) for rx in _TYPE_USES):
         return "type"
-    if re.match(r"\s*\(", rest):
+    if _CALL.match(rest):
         return "func"
     return "value"
 
@@ -139,19 +151,33 @@ def _uses(text: str, qualified: str):
     return out
 
 
-def _members(text: str, ns: str, unknowns: Unknowns, depth=0):
+def _members(text: str, ns: str, unknowns: Unknowns):
     """Every `ns::name` written in the text, classified by its use."""
+    for path, kind in _member_kinds(text, ns):
+        unknowns.add(list(path), kind)
+
+
+@functools.lru_cache(maxsize=256)
+def _member_kinds(text: str, ns: str, depth: int = 0) -> tuple:
+    """(path, kind) of every `ns::name` use (and, for nested namespaces, of their members): the same names come
+    back in every recovery round, so this is computed once per text."""
     if depth > 4:
-        return
+        return ()
     rx = re.compile(r"(?<![\w:.>])" + r"\s*::\s*".join(map(re.escape, ns.split("::"))) + rf"\s*::\s*(?:template\s+)?({_IDENT})")
-    seen = set()
+    out, seen = [], set()
     for m in rx.finditer(text):
         name = m.group(1)
         kind = _kind_at(text, m.end(), m.start())
-        unknowns.add(ns.split("::") + [name], kind)
+        out.append((tuple(ns.split("::")) + (name,), kind))
         if kind == "ns" and name not in seen:
             seen.add(name)
-            _members(text, f"{ns}::{name}", unknowns, depth + 1)
+            out += _member_kinds(text, f"{ns}::{name}", depth + 1)
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=512)
+def _name_kinds(text: str, qualified: str) -> tuple:
+    return tuple(_kind_at(text, end, start) for start, end in _uses(text, qualified))
 
 
 def find_unknowns(errors, texts: dict[str, str], main: str) -> Unknowns:
@@ -169,8 +195,8 @@ def find_unknowns(errors, texts: dict[str, str], main: str) -> Unknowns:
             ns = m.group(2)
             if ns.startswith("std::__"):
                 ns = "std"
-            for start, end in _uses(text, f"{ns}::{m.group(1)}") or [(None, None)]:
-                u.add(ns.split("::") + [m.group(1)], _kind_at(text, end, start))
+            for kind in _name_kinds(text, f"{ns}::{m.group(1)}") or ("type",):
+                u.add(ns.split("::") + [m.group(1)], kind)
             continue
         name = None
         for rx in _ERR_NAME:
@@ -182,7 +208,7 @@ def find_unknowns(errors, texts: dict[str, str], main: str) -> Unknowns:
             name = _token_at(text, e.line, e.column)
         if not name:
             continue
-        kinds = [_kind_at(text, end, start) for start, end in _uses(text, name)]
+        kinds = list(_name_kinds(text, name))
         if msg.startswith("unknown type name") or msg.startswith("expected class name"):
             kinds.append("type")
         if msg.startswith(("no template named", "unknown template name")):
