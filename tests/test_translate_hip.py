@@ -865,3 +865,25 @@ def test_math_constants_default_follows_the_installed_hip(tmp_path):
     (old / "hip_runtime.h").write_text("")
     out = hip(_MC, portability_fixes=False, include_dirs=[str(tmp_path / "old")]).text
     assert "__has_include(<hip/hip_math_constants.h>)" in out
+
+
+# --- legacy cuBLAS (cublas.h without a handle) ------------------------------------------------------------------
+
+def test_legacy_cublas_calls_are_kept_and_reported():
+    src = ('#include "cublas.h"\nvoid f(float *x, int n) {\n  cublasSscal(n, 2.0f, x, 1);\n'
+           '  cublasStatus st = cublasSetMatrix(2, 2, 4, x, 2, x, 2);\n}\n')
+    res = hip(src, portability_fixes=False)
+    assert "\n  cublasSscal(n, 2.0f, x, 1); // cuport: CP907" in res.text                  # kept
+    assert "\n  hipblasStatus_t st = hipblasSetMatrix(2, 2, 4, x, 2, x, 2);\n" in res.text   # no handle: renamed
+    d = [d for d in res.diagnostics if "legacy cuBLAS" in d.message]
+    assert len(d) == 1 and d[0].code == "CP907" and d[0].row == 3 and "cublasSscal" in d[0].message
+
+
+@pytest.mark.parametrize("src", [
+    '#include "cublas_v2.h"\nvoid f(cublasHandle_t h, float *a, float *x, int n) { cublasSscal(h, n, a, x, 1); }\n',
+    '#include "cublas.h"\nvoid f(cublasHandle_t h, float *a, float *x, int n) { cublasSscal(h, n, a, x, 1); }\n',
+])
+def test_handle_cublas_calls_are_renamed(src):
+    res = hip(src, portability_fixes=False)
+    assert "hipblasSscal(h, n, a, x, 1);" in res.text
+    assert not [d for d in res.diagnostics if "legacy cuBLAS" in d.message]

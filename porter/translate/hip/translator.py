@@ -100,6 +100,7 @@ class _Translator(IncludePass, RewritePass, H.HandlerContext):
         self._reported_missing: set[str] = set()
         self.libraries: list[dict] = []                        # ROCm libraries the output needs
         self._scopes: dict[str, bool] = {}
+        self._cublas_handles: bool | None = None
 
     # HandlerContext
     def edit(self, start, end, text):
@@ -287,6 +288,8 @@ class _Translator(IncludePass, RewritePass, H.HandlerContext):
                     if key not in maps:
                         continue            # a member of some other namespace or class
             m = maps.get(key)
+            if m is not None and m.area == "cublas" and self._legacy_cublas(i, key):
+                continue
             if m is None or (m.area in SCOPED_AREAS and not self._in_scope(m.area)):
                 if name in SYNC_HELPERS:
                     self.hip_names.add(name)
@@ -313,6 +316,27 @@ class _Translator(IncludePass, RewritePass, H.HandlerContext):
             self.hip_names.add(target)
             if target != name:
                 self.renames[i] = target
+
+    def _legacy_cublas(self, i, name) -> bool:
+        """A call of the legacy cuBLAS API (cublas.h without cublas_v2.h: `cublasSscal(n, alpha, x, incx)`, no
+        handle): hipBLAS has only the handle API of cublas_v2, whose function of that name takes other arguments.
+        The call is kept and reported (HIPIFY keeps it too); helpers without a handle (cublasSetMatrix) exist in
+        both APIs and are renamed."""
+        if "cublas.h" not in self.cuda_headers or "cublas_v2.h" in self.cuda_headers \
+                or f"{name}_v2" not in self.maps:
+            return False
+        if self._cublas_handles is None:        # a file that has a handle uses the v2 API (cublas_api.h)
+            self._cublas_handles = any(t.kind == "IDENTIFIER" and t.spelling in ("cublasHandle_t", "cublasCreate",
+                                       "cublasCreate_v2") for t in self.tokens)
+        if self._cublas_handles:
+            return False
+        t = self.tokens[i]
+        self.stats.add(name, "cublas", False)
+        self._diag(UNSUPPORTED, t.start, t.end, f"`{name}` of the legacy cuBLAS API (cublas.h) has no hipBLAS "
+                   f"counterpart (hipBLAS has the handle API of cublas_v2.h only); left unchanged: port the call to "
+                   f"cublas_v2.h first")
+        self.notes.append((UNSUPPORTED, t.start, f"legacy cuBLAS `{name}` has no hipBLAS counterpart"))
+        return True
 
     def _in_scope(self, area):
         """caffe2's names apply in files that name caffe2 (its namespace, or an include under caffe2/)."""
