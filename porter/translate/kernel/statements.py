@@ -7,7 +7,7 @@ import re
 from porter.translate import warp_sizing
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel.ctype import F32, F64
-from porter.translate.kernel.target import wrap
+from porter.translate.kernel.target import PREC_ASSIGN, PREC_COND, PREC_UNARY, wrap
 from porter.translate.kernel.typeinfo import SIDE_EFFECT_FREE_CALLS, ptrlike
 
 
@@ -128,6 +128,14 @@ class StatementsMixin:
         if self.t.lower_warp_sync and self.warp_sync_tail(n):
             return
         self._refuse_lockstep(kids[1])
+        store = self.if_converted_store(n) if self.t.if_convert_stores else None
+        if store is not None:
+            if self.t.keep_comments:       # the branches' comments, kept above the one statement
+                for t in self.model.tokens_in(n.start, n.end):
+                    if t.kind == "COMMENT":
+                        self.emit(t.spelling)
+            self.emit(f"{store};")
+            return
         c = self.cond(kids[0])
         self.emit(f"if ({c.text}) {{")
         self.sub_block(kids[1])
@@ -143,6 +151,28 @@ class StatementsMixin:
                 self.sub_block(els)
                 els = None
         self.emit("}")
+
+    def if_converted_store(self, n) -> str | None:
+        """`if (c) x = a; else x = b;` as `x = c ? a : b` when both branches are one plain assignment to the same
+        side-effect-free scalar lvalue: the same values stored, c evaluated once, a or b evaluated as before."""
+        kids = n.children
+        if len(kids) != 3 or kids[2].kind == "IF_STMT":
+            return None
+        sa, sb = _single_assignment(kids[1]), _single_assignment(kids[2])
+        if sa is None or sb is None:
+            return None
+        (la, ra), (lb, rb) = sa.children, sb.children
+        if " ".join(la.text.split()) != " ".join(lb.text.split()) or not self._pure(la):
+            return None
+        at = self.ty(la)
+        if at.kind not in ("scalar", "vector"):
+            return None
+        c = self.cond(kids[0])
+        lv = self.x(la, "w")
+        a = self.conv(self.x(ra), at.unqualified(), implicit_ok=True)
+        b = self.conv(self.x(rb), at.unqualified(), implicit_ok=True)
+        return (f"{lv.paren(PREC_UNARY)} = {c.paren(PREC_COND - 1)} ? {a.paren(PREC_ASSIGN)} : "
+                f"{b.paren(PREC_COND)}")
 
     def _for_parts(self, n):
         kids = n.children
@@ -510,3 +540,14 @@ class StatementsMixin:
                 return None
         return out
 
+
+def _single_assignment(stmt):
+    """The `x = e` of a branch that is exactly that one statement (alone or in braces), else None."""
+    while stmt is not None and stmt.kind == "COMPOUND_STMT":
+        if len(stmt.children) != 1:
+            return None
+        stmt = stmt.children[0]
+    s = stmt.strip if stmt is not None else None
+    if s is not None and s.kind == "BINARY_OPERATOR" and s.op == "=" and len(s.children) == 2:
+        return s
+    return None

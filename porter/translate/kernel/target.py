@@ -64,6 +64,8 @@ class Target(abc.ABC):
     file_extension = ""
     keep_comments = True           # copy the kernel's comments into the output
     lower_warp_sync = True         # lower warp-synchronous tails (CP301) to work-group barriers
+    # `if (c) x = a; else x = b;` -> `x = c ? a : b;` (statements.py: if_converted_store)
+    if_convert_stores = False
     named_constants = True         # #define constants keep their names
     named_template_params = True   # a kernel's template parameters become named constants
     size_t_64 = True               # sizeof is 64-bit
