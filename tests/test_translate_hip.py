@@ -887,3 +887,37 @@ def test_handle_cublas_calls_are_renamed(src):
     res = hip(src, portability_fixes=False)
     assert "hipblasSscal(h, n, a, x, 1);" in res.text
     assert not [d for d in res.diagnostics if "legacy cuBLAS" in d.message]
+
+
+# --- launches in macros, written out at each use (--launch-syntax hip) -------------------------------------------
+
+_ML_HEAD = ("#define LAUNCH(k, g, b, ...) \\\n    k<<<g, b>>>(__VA_ARGS__);\n#define CALL_T tk<float><<<1, 64>>>\n"
+            "template <typename T> __global__ void tk(T *x, int n) {}\n__global__ void inc(float *a, float *b) {}\n")
+
+
+@pytest.mark.parametrize("use, expected", [
+    ("LAUNCH(inc, g, bl, a, b);", "hipLaunchKernelGGL(inc, dim3(g), dim3(bl), 0, 0, a, b);"),
+    ("LAUNCH(inc, g, bl, a, b)", "hipLaunchKernelGGL(inc, dim3(g), dim3(bl), 0, 0, a, b);"),   # the body's `;`
+    ("LAUNCH(inc, dim3(2, 2), 64, a, cudaStreamPerThread);",           # renames inside the arguments kept
+     "hipLaunchKernelGGL(inc, dim3(2, 2), dim3(64), 0, 0, a, hipStreamPerThread);"),
+    ("CALL_T(a, 3);", "hipLaunchKernelGGL(HIP_KERNEL_NAME(tk<float>), dim3(1), dim3(64), 0, 0, a, 3);"),
+])
+def test_macro_launch_written_at_its_use(use, expected):
+    src = _ML_HEAD + f"void f(float *a, float *b, dim3 g, dim3 bl) {{\n  {use}\n}}\n"
+    out = hip(src, launch_syntax="hip", portability_fixes=False).text
+    assert f"\n  {expected}\n" in out
+    assert "    hipLaunchKernelGGL(k, dim3(g), dim3(b), 0, 0, __VA_ARGS__);" in out      # the body too
+    kept = hip(src, portability_fixes=False).text                                     # chevrons asked for
+    assert f"\n  {use.replace('cudaStreamPerThread', 'hipStreamPerThread')}\n" in kept
+
+
+@pytest.mark.parametrize("define, use", [
+    ("#define RUN(k, n) k<<<1, n>>>(n); check()", "RUN(kn, 4);"),           # more than the launch
+    ("#define RUN(k, n) k##_v<<<1, n>>>(n)", "RUN(kn, 4);"),                # token pasting
+    ("#define RUN(k, n) do { k<<<1, n>>>(n); } while (0)", "RUN(kn, 4);"),
+    ("#define RUN kn<<<1, 4>>>(4)", "RUN;"),                              # whole launch, object-like: body only
+])
+def test_macro_launch_use_kept(define, use):
+    src = f"{define}\n__global__ void kn(int n) {{}}\n__global__ void kn_v(int n) {{}}\nvoid f() {{\n  {use}\n}}\n"
+    out = hip(src, launch_syntax="hip", portability_fixes=False).text
+    assert f"\n  {use}\n" in out

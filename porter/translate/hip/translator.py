@@ -35,6 +35,7 @@ from porter.translate.hip import handlers as H
 from porter.translate.hip.handlers import LAUNCH_KEPT, UNSUPPORTED
 from porter.translate.hip.includes import HIP_HEADER_AREAS, MATH_CONSTANTS_FALLBACK_NAMES, IncludePass
 from porter.translate.hip.rewrites import ROC_VALUE_TYPES, DEVICE_PROP_HIP6, DEVICE_PROP_RENAMES, RewritePass
+from porter.translate.hip.macro_launches import MacroLaunchPass
 from porter.translate.hip.stats import FileStats
 from porter.translate.hip.tables import SCOPED_AREAS
 from porter.translate.portability import HARD_CODES, PORTABILITY_FAMILIES, lint_and_fix
@@ -84,7 +85,7 @@ def translate(path: str, text: str | None = None, *, launch_syntax: str = "cuda"
 
 # --- the translator ---------------------------------------------------------------------------------------------
 
-class _Translator(IncludePass, RewritePass, H.HandlerContext):
+class _Translator(IncludePass, RewritePass, MacroLaunchPass, H.HandlerContext):
     def __init__(self, original: SourceFile, opts: HipOptions, t0: float):
         self.original = original
         self.opts = opts
@@ -399,6 +400,7 @@ class _Translator(IncludePass, RewritePass, H.HandlerContext):
         toks = self.tokens
         text_of = self.source.slice
         templates = {f.name for f in self.model.functions if f.is_template and f.is_kernel}
+        self._macro_launches(templates)
         for ln in H.find_launches(toks):
             name = toks[ln.callee[1]].spelling
             # k<<<...>>>(x) with deduced template arguments: HIP-Clang's hipLaunchKernelGGL is a macro that
