@@ -41,6 +41,10 @@ class CallsMixin:
         if n.kind in ("CXX_CONSTRUCT_EXPR", "CXX_TEMPORARY_OBJECT_EXPR"):
             return [c for c in n.children if c.kind not in NON_EXPR]
         ch = n.children
+        name = n.spelling
+        if name.startswith("operator") and n.kind == "CALL_EXPR":
+            # `a + b` through an overload: clang puts the operator's reference between the operands
+            return [c for c in ch if not (c.kind in ("DECL_REF_EXPR", "UNEXPOSED_EXPR") and c.spelling == name)]
         if ch and ch[0].kind in ("DECL_REF_EXPR", "MEMBER_REF_EXPR", "OVERLOADED_DECL_REF", "UNEXPOSED_EXPR") and \
                 (ch[0].spelling == n.spelling or not ch[0].spelling) and \
                 (ch[0].start <= n.start or ch[0].kind != "DECL_REF_EXPR"):
@@ -54,16 +58,47 @@ class CallsMixin:
         """The user function (model Function) a call resolves to, or None for builtins / unknown."""
         r = n.ref
         if r is not None and id(r) in self.u.fn_by_node:
-            return self.u.fn_by_node[id(r)]
+            f = self.u.fn_by_node[id(r)]
+            # clang's pick, unless the arguments cannot be its parameters (clang had no better overload in the
+            # light stubs: `fminf(a.x, b.x)` inside helper_math's float3 fminf is CUDA's builtin, not recursion)
+            if n.kind != "CALL_EXPR" or self._overload_score(f, self.call_args(n)) is not None:
+                return f
         name = self.callee_name(n)
         cands = [f for f in self.u.fns_by_name.get(name, []) if f.body is not None]
         if not cands:
             return None
-        nargs = len(self.call_args(n)) if n.kind == "CALL_EXPR" else 0
-        for f in cands:
-            if len(f.params) == nargs:
-                return f
-        return cands[0]
+        if n.kind != "CALL_EXPR":
+            return cands[0]
+        # device code calls device overloads (a host `fminf(float, float)` beside CUDA's builtin is not one)
+        dev = [f for f in cands if f.is_device_code]
+        if not dev:
+            return cands[0]
+        args = self.call_args(n)
+        same = [f for f in dev if len(f.params) == len(args)]
+        if same:     # overloads by type (helper_math.h): the one whose parameters the arguments have
+            scored = [(sc, -i, f) for i, f in enumerate(same) if (sc := self._overload_score(f, args)) is not None]
+            return max(scored)[2] if scored else None
+        # fewer arguments: a default argument; more than any overload takes: not one of these overloads
+        # (helper_math.h's one-argument make_float4 beside the builtin four-argument one)
+        return next((f for f in dev if len(f.params) > len(args)), None)
+
+    def _overload_score(self, f, args) -> int | None:
+        """How well call arguments fit f's parameters: higher is closer, None when they cannot be passed."""
+        if len(args) > len(f.params):
+            return None
+        total = 0
+        for p, a in zip(f.params, args):
+            t = self.ty(a) if self.frame is not None else self.parse_type(a.type)   # no frame: a pre-scan
+            pt, t = self.parse_type(p.node.canonical_type.spelling).unqualified(), t.unqualified()
+            if pt.kind == "unknown" or t.kind == "unknown" or pt.same(t):
+                total += 2
+            elif pt.kind in ("pointer", "array") and t.kind in ("pointer", "array"):
+                total += 1
+            elif pt.kind != t.kind or (pt.kind == "vector" and pt.n != t.n) or pt.kind == "struct":
+                return None
+            else:
+                total += 1     # arithmetic conversion
+        return total
 
     def call_type(self, n) -> CType:
         ft = self._functional_cast_type(n)
@@ -155,7 +190,8 @@ class CallsMixin:
         if name == "operator=" and self._callee_fn(n) is None:
             return refs.struct_assign(self, n)
         if n.kind == "CALL_EXPR" and n.children and n.children[0].kind == "DECL_REF_EXPR" and \
-                n.children[0].ref_kind in ("VAR_DECL", "PARM_DECL") and not refs.is_copy(self, n):
+                n.children[0].ref_kind in ("VAR_DECL", "PARM_DECL") and not refs.is_copy(self, n) and \
+                not name.startswith("operator"):
             self.fail(n, f"a call through the function pointer `{name}`")
         if name == "dim3" or n.kind in ("CXX_CONSTRUCT_EXPR", "CXX_TEMPORARY_OBJECT_EXPR") or \
                 (name and self.parse_type(name).kind in ("vector", "struct")):

@@ -258,12 +258,14 @@ def with_elem(t: CType, elem: CType) -> CType:
 
 # --- layouts for Vulkan blocks ---
 def size_align(t: CType, layout: str = "std430", structs: dict | None = None) -> tuple[int, int]:
-    """(size, alignment) in bytes of a member of a std430 / std140 block."""
+    """(size, alignment) in bytes of a member of a std430 / std140 / scalar block."""
     if t.kind == "scalar":
         s = max(4, SCALARS[t.name][0] // 8) if t.name == "bool" else SCALARS[t.name][0] // 8
         return s, s
     if t.kind == "vector":
         es = SCALARS[t.elem.name][0] // 8
+        if layout == "scalar":          # GL_EXT_scalar_block_layout: aligned to the component
+            return es * t.n, es
         n = 4 if t.n == 3 else t.n
         return es * t.n, es * n
     if t.kind == "struct" and structs and t.name in structs:

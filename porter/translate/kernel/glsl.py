@@ -148,10 +148,16 @@ class GlslTarget(GlslBuiltins, Target):
             if elem.kind == "struct" and elem.name not in structs:
                 em.use_struct(elem.name, node)
                 structs = {k: em.struct_fields(k) for k in em.struct_used}
+            blayout = "std430"
             if elem.kind == "unknown" or (elem.kind == "scalar" and elem.is_bool) or \
                     not layout_matches_c(elem, structs, "std430"):
-                em.fail(node, f"buffer `{info['cuda_name']}` of `{elem}` (its std430 array stride differs from "
-                        "CUDA's element size)")
+                if elem.kind in ("vector", "struct") and layout_matches_c(elem, structs, "scalar"):
+                    # float3 / double3 members: the scalar block layout has CUDA's offsets and stride
+                    blayout = "scalar"
+                    em.need("GL_EXT_scalar_block_layout", "scalarBlockLayout")
+                else:
+                    em.fail(node, f"buffer `{info['cuda_name']}` of `{elem}` (its std430 array stride differs "
+                            "from CUDA's element size)")
             bits = elem.bits if elem.kind == "scalar" else (elem.elem.bits if elem.kind == "vector" else 32)
             if bits in (8, 16):
                 em.need(f"GL_EXT_shader_{bits}bit_storage", f"storageBuffer{bits}BitAccess")
@@ -168,9 +174,9 @@ class GlslTarget(GlslBuiltins, Target):
                 quals.append("coherent")
             block = em.fresh(_suffixed(name, "buf"))
             q = " ".join(quals) + " " if quals else ""
-            decl = (f"layout(std430, set = 0, binding = {i}) {q}buffer {block} "
+            decl = (f"layout({blayout}, set = 0, binding = {i}) {q}buffer {block} "
                     f"{{ {self.type_name(elem, em)} {name}[]; }};")
-            size = ct.size_align(elem, "std430", structs)[0]
+            size = ct.size_align(elem, blayout, structs)[0]
             entry = {"name": info["cuda_name"], "set": 0, "binding": i, "type": mtype(elem), "elem_size": size,
                      "access": access, "restrict": bool(info["restrict"]), "_decl": decl}
             if info.get("alias_bits"):
@@ -180,24 +186,26 @@ class GlslTarget(GlslBuiltins, Target):
                                    f"{{ {ut} {name}_u{b}[]; }};  // the same buffer, for compare-and-swap")
             buffers.append(entry)
         # by-value parameters: 32-bit slots for bool / 8 / 16-bit scalars (the manifest says so)
-        slots = []
+        slots, scalar_params = [], False
         for s in em.scalars:
             t = s["type"].unqualified()
             widened = None
             if t.kind == "scalar" and (t.is_bool or t.bits < 32):
                 widened = U32 if (t.is_bool or not t.is_signed) else I32
-            if t.kind == "struct" and not layout_matches_c(t, structs, "std430"):
-                em.fail(s["node"], f"struct parameter `{s['cuda_name']}` (its std430 layout differs from CUDA's)")
-            if t.kind == "vector" and t.n == 3:
-                em.fail(s["node"], f"parameter `{s['cuda_name']}` of `{t}` (vec3 alignment differs from CUDA's)")
+            if (t.kind == "struct" and not layout_matches_c(t, structs, "std430")) or (t.kind == "vector" and t.n == 3):
+                if not layout_matches_c(t, structs, "scalar"):
+                    em.fail(s["node"], f"struct parameter `{s['cuda_name']}` (its std430 layout differs from CUDA's)")
+                scalar_params = True      # float3 (members): the scalar block layout has CUDA's offsets
             slots.append(dict(s, type=widened or t, orig=t))
-        playout = param_layout(slots, structs, len(buffers))
+        if scalar_params:
+            em.need("GL_EXT_scalar_block_layout", "scalarBlockLayout")
+        playout = param_layout(slots, structs, len(buffers), scalar=scalar_params)
         block_lines = []
         if slots:
             if playout.uniform:
-                head = f"layout(std140, set = 0, binding = {playout.binding}) uniform cuport_params"
+                head = f"layout({playout.layout}, set = 0, binding = {playout.binding}) uniform cuport_params"
             else:
-                head = "layout(push_constant, std430) uniform cuport_params"
+                head = f"layout(push_constant, {playout.layout}) uniform cuport_params"
             block_lines = [head, "{"]
             for slot, s in zip(playout.slots, slots):
                 block_lines.append(f"    layout(offset = {slot.offset}) {self.type_name(slot.type, em)} {slot.name};")

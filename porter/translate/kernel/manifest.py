@@ -76,7 +76,7 @@ def layout_matches_c(t: CType, structs: dict, layout: str) -> bool:
     if t.kind == "scalar":
         return t.name != "bool"
     if t.kind == "vector":
-        return t.n != 3
+        return t.n != 3 or layout == "scalar"
     if t.kind == "struct":
         a = struct_offsets(t.name, structs, "c")
         b = struct_offsets(t.name, structs, layout)
@@ -104,9 +104,11 @@ class ParamLayout:
     size: int = 0
     uniform: bool = False
     binding: int | None = None
+    layout: str = "std430"    # of the block: std430 push constants / std140 uniform, or scalar for both
 
 
-def param_layout(scalars: list[dict], structs: dict, first_free_binding: int) -> ParamLayout:
+def param_layout(scalars: list[dict], structs: dict, first_free_binding: int, scalar: bool = False) -> ParamLayout:
+    """scalar: GL_EXT_scalar_block_layout (float3 parameters, structs with float3 members), CUDA's offsets."""
     def place(layout):
         slots, off = [], 0
         for s in scalars:
@@ -115,11 +117,11 @@ def param_layout(scalars: list[dict], structs: dict, first_free_binding: int) ->
             slots.append(ScalarSlot(s["name"], s["cuda_name"], s["type"], off, size))
             off += size
         return slots, off
-    slots, size = place("std430")
+    slots, size = place("scalar" if scalar else "std430")
     if size <= PUSH_LIMIT:
-        return ParamLayout(slots, (size + 3) // 4 * 4, False, None)
-    slots, size = place("std140")
-    return ParamLayout(slots, (size + 15) // 16 * 16, True, first_free_binding)
+        return ParamLayout(slots, (size + 3) // 4 * 4, False, None, "scalar" if scalar else "std430")
+    slots, size = place("scalar" if scalar else "std140")
+    return ParamLayout(slots, (size + 15) // 16 * 16, True, first_free_binding, "scalar" if scalar else "std140")
 
 
 def access_of(info: dict, rw: set) -> str:
@@ -150,7 +152,7 @@ def glsl_manifest(label, em, shape, local_size, local_known, buffers, playout: P
         if s.type.kind == "struct":
             m["fields"] = [{"name": f, "offset": s.offset + o, "type": type_name(t), "size": sz}
                            for f, t, o, sz in struct_offsets(s.type.name, structs,
-                                                             "std140" if playout.uniform else "std430")]
+                                                             playout.layout)]
         members.append(m)
     grid = shape.grid if shape is not None else ["?", "?", "?"]
     man = {
@@ -162,7 +164,7 @@ def glsl_manifest(label, em, shape, local_size, local_known, buffers, playout: P
         "buffers": [{k: v for k, v in b.items() if not k.startswith("_")} for b in buffers],
         "push_constants": [] if playout.uniform else members,
         "push_constant_size": 0 if playout.uniform else playout.size,
-        "uniform_block": ({"set": 0, "binding": playout.binding, "layout": "std140", "size": playout.size,
+        "uniform_block": ({"set": 0, "binding": playout.binding, "layout": playout.layout, "size": playout.size,
                            "members": members} if playout.uniform else None),
         "local_size": list(local_size),
         "local_size_known": local_known,

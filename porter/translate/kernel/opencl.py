@@ -14,7 +14,7 @@ from porter.translate.kernel.ctype import I32, U32, CType
 from porter.translate.kernel.manifest import DEFAULT_LOCAL_SIZE, cl_type_name, opencl_manifest
 from porter.translate.kernel.opencl_builtins import ATOMIC_CL, SHUFFLES, SPACE, OpenclBuiltins
 from porter.translate.kernel.pointers import PtrBinding, Root
-from porter.translate.kernel.target import PREC_PRIMARY, PREC_UNARY, E, Target, literal_int_text, wrap
+from porter.translate.kernel.target import PREC_EQ, PREC_PRIMARY, PREC_UNARY, E, Target, literal_int_text, wrap
 
 RESERVED = frozenset("""
 kernel __kernel global __global local __local constant __constant private __private read_only write_only
@@ -98,6 +98,9 @@ class OpenclTarget(OpenclBuiltins, Target):
                             "bytes, CUDA's 12)")
                 if elem.kind == "scalar" and elem.is_bool:
                     em.fail(info["node"], f"buffer `{info['cuda_name']}` of `bool`")
+                if _vec3_inside(elem, structs):
+                    em.fail(info["node"], f"buffer `{info['cuda_name']}` of `{elem}`, a struct with a 3-vector member "
+                            "(OpenCL's 3-vectors are 4 elements wide, CUDA's 3: the members' offsets differ)")
                 rw = em.roots_rw.get(("buffer", info["name"]), set())
                 const = "const " if elem.const or rw == {"r"} else ""
                 rest = " restrict" if info["restrict"] else ""
@@ -109,6 +112,9 @@ class OpenclTarget(OpenclBuiltins, Target):
             else:
                 t = info["type"]
                 name = info["name"]
+                if _vec3_inside(t, structs):
+                    em.fail(info["node"], f"parameter `{info['cuda_name']}` of `{t}`, a struct with a 3-vector member "
+                            "(OpenCL's 3-vectors are 4 elements wide, CUDA's 3: the members' offsets differ)")
                 if t.kind == "scalar" and t.is_bool:
                     # bool is not a valid kernel argument type in OpenCL C
                     params.append(f"uint {name}_arg")
@@ -255,6 +261,9 @@ class OpenclTarget(OpenclBuiltins, Target):
             v = wrap(int(e.lit), dst) if dst.is_int else float(e.lit)
             text = self.literal(v, dst, em)
             return E(text, dst, PREC_UNARY if text.startswith(("-", "(")) else PREC_PRIMARY, lit=v)
+        if dst.is_bool and src.kind == "scalar" and src.is_float:
+            # OpenCL C refuses a floating condition of `?:` (C and CUDA allow it): compare with zero
+            return E(f"{e.paren(PREC_EQ - 1)} != 0", dst, PREC_EQ)
         if src.kind == "vector" or dst.kind == "vector":
             if src.kind == "vector" and dst.kind == "vector" and src.n == dst.n:
                 return E(f"convert_{self.type_name(dst, em)}({e.text})", dst)
@@ -533,3 +542,12 @@ def translate(path: str, text: str | None = None, **options):
     """One OpenCL C 1.2 file with every kernel of a CUDA file (porter.translate.api target)."""
     from porter.translate.kernel.driver import translate_path
     return translate_path(path, "opencl", OpenclTarget(**options), text=text, **options)
+
+
+def _vec3_inside(t: CType, structs: dict) -> bool:
+    """A struct (or array of them) with a 3-vector member at any depth: its OpenCL layout is not CUDA's."""
+    if t.kind == "array":
+        return _vec3_inside(t.elem, structs)
+    if t.kind != "struct" or t.name not in structs:
+        return False
+    return any((ft.kind == "vector" and ft.n == 3) or _vec3_inside(ft, structs) for _n, ft in structs[t.name])

@@ -471,7 +471,7 @@ def struct_assign(em, n) -> E:
 def is_copy(em, n) -> bool:
     """A struct's implicit copy (clang: a call of its constructor with the source object as the argument)."""
     name = em.callee_name(n)
-    return bool(name) and em._callee_fn(n) is None and em.parse_type(name).kind == "struct"
+    return bool(name) and em._callee_fn(n) is None and em.parse_type(name).kind in ("struct", "vector")
 
 
 def copy_of(em, init, t: ct.CType) -> bool:

@@ -86,6 +86,10 @@ class Target(abc.ABC):
 
     # --- names and types the targets share ---
     def ident(self, name: str) -> str:
+        if name.startswith("operator") and not name[8:9].isalnum() and name[8:9] != "_":
+            # an operator overload becomes a free function named after its operator
+            op = name[8:].strip()
+            return "op_" + "".join(OPERATOR_NAMES.get(c, "x") for c in op)
         if name in self.reserved or "__" in name or name.startswith("gl_"):
             base = name.replace("__", "_").strip("_") or "v"
             return base + "_"
@@ -288,6 +292,11 @@ class Target(abc.ABC):
     @abc.abstractmethod
     def function_head(self, em, ret, name, params):
         """The head `ret name(params)` of a device function."""
+
+
+OPERATOR_NAMES = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "mod", "=": "eq", "<": "lt", ">": "gt",
+                  "!": "not", "&": "and", "|": "or", "^": "xor", "~": "inv", "[": "idx", "]": "", "(": "call",
+                  ")": ""}
 
 
 def literal_int_text(value: int, t: CType) -> str:

@@ -197,6 +197,10 @@ class TypesMixin:
         # the array size expressions of `T a[N]` are children too: an initialiser follows `=`, `(` or `{`
         if last.start < d.start or last.kind == "INTEGER_LITERAL" and "[" in t:
             return None
+        if last.kind in ("CXX_CONSTRUCT_EXPR", "CALL_EXPR") and not last.children and \
+                any(c.kind in ("CUDACONSTANT_ATTR", "CUDADEVICE_ATTR") for c in d.children) and \
+                not re.search(r"[=({]", self.model.source.slice(d.start, d.end).split(d.spelling, 1)[-1]):
+            return None     # `__constant__ S s;`: clang's implicit construction is no initialiser (the host sets s)
         return last
 
     def var_decl(self, d) -> list[str]:

@@ -46,7 +46,9 @@ def validate_glsl(text: str, name: str = "kernel", target_env: str = "vulkan1.1"
         if spirv_val is None:
             return Validation(True, False, "spirv-val not found (Debian: spirv-tools): SPIR-V not validated", log,
                               steps)
-        q = subprocess.run([spirv_val, "--target-env", target_env, spv], capture_output=True, text=True,
+        # the scalar block layout is a device feature (scalarBlockLayout) the manifest asks for
+        relax = ["--scalar-block-layout"] if "GL_EXT_scalar_block_layout" in text else []
+        q = subprocess.run([spirv_val, "--target-env", target_env, *relax, spv], capture_output=True, text=True,
                            timeout=timeout)
         steps.append("spirv-val")
         log += q.stdout + q.stderr

@@ -101,7 +101,10 @@ def compile_glsl(source: str, defines: list[str]) -> bytes:
         if r.returncode != 0:
             raise CompileError("glslangValidator: " + _tidy(r.stdout + r.stderr, str(comp)))
         if have_tool("spirv-val"):
-            v = subprocess.run(["spirv-val", "--target-env", "vulkan1.1", str(out)], capture_output=True, text=True)
+            # the scalar block layout (float3 buffers) is a device feature the context enables (Vulkan 1.2)
+            relax = ["--scalar-block-layout"] if "GL_EXT_scalar_block_layout" in source else []
+            v = subprocess.run(["spirv-val", "--target-env", "vulkan1.1", *relax, str(out)], capture_output=True,
+                               text=True)
             if v.returncode != 0:
                 raise CompileError("spirv-val: " + _tidy(v.stdout + v.stderr, str(out)))
         data = out.read_bytes()
@@ -399,7 +402,9 @@ class VkSession(Session):
         for name, b in by_name.items():
             if name not in arrays or not isinstance(arrays[name], np.ndarray):
                 raise CompileError(f"manifest buffer '{name}' is not an array parameter of the kernel")
-            if b.get("elem_size") and b["elem_size"] != arrays[name].itemsize:
+            # a buffer of vectors (float4 *, float3 *) is given as its components (f32[4 * n])
+            components = str(b.get("type", ""))[-1:].isdigit() and b.get("elem_size", 0) % arrays[name].itemsize == 0
+            if b.get("elem_size") and b["elem_size"] != arrays[name].itemsize and not components:
                 raise CompileError(f"buffer '{name}': manifest element size {b['elem_size']} but the signature "
                                    f"says {arrays[name].dtype} ({arrays[name].itemsize} bytes)")
         self.push = _push_bytes(manifest, arrays)
