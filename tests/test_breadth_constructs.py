@@ -308,3 +308,15 @@ def test_vector_fixture_matches_numpy_on_lavapipe_and_pocl(monkeypatch):
     assert {("smooth", "vulkan", "sg4"), ("smooth", "vulkan", "sg16"), ("smooth", "opencl", "-"),
             ("clamp3", "vulkan", "sg8"), ("clamp3", "vulkan", "sg16")} <= set(ran)
     assert ("clamp3", "opencl", "-") not in ran
+
+
+@pytest.mark.parametrize("headers", [("sstream", "iostream"), ("ostream", "sstream")])
+def test_stream_stubs_included_together_parse(tmp_path, headers):
+    # HeCBench perlin/meanshift/rsmt/gerbil: <sstream> beside <iostream> redefined std::ostream in the light stubs
+    src = tmp_path / "s.cu"
+    src.write_text("".join(f"#include <{h}>\n" for h in headers) +
+                   "__global__ void k(float *a) { a[threadIdx.x] = 1.0f; }\n"
+                   "int main() { std::stringstream ss; ss << 1; std::cout << ss.str() << std::endl; return 0; }\n")
+    res = translate_file(str(src), "opencl", validate=False)
+    assert outputs(res) == {"k"}
+    assert not [d for d in res.diagnostics if d.code == "CP000"], res.diagnostics

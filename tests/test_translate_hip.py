@@ -921,3 +921,26 @@ def test_macro_launch_use_kept(define, use):
     src = f"{define}\n__global__ void kn(int n) {{}}\n__global__ void kn_v(int n) {{}}\nvoid f() {{\n  {use}\n}}\n"
     out = hip(src, launch_syntax="hip", portability_fixes=False).text
     assert f"\n  {use}\n" in out
+
+
+# --- half2 members: HIP declares them unsigned short ------------------------------------------------------------
+
+def test_half2_members_read_as_half():
+    src = ("#include <cuda_fp16.h>\n__global__ void k(float *o, half2 p) {\n  half2 t = __float2half2_rn(1.0f);\n"
+           "  o[0] = (float)t.x + (float)p.y;\n  o[1] = (float)reinterpret_cast<half&>(t.y);\n}\n"
+           "__global__ void g(float *o) {\n  float2 t = make_float2(1.0f, 2.0f);\n  o[0] = t.x + t.y;\n}\n")
+    out = hip(src, portability_fixes=False).text
+    assert "  o[0] = (float)reinterpret_cast<half&>(t.x) + (float)reinterpret_cast<half&>(p.y);\n" in out
+    assert "  o[1] = (float)reinterpret_cast<half&>(t.y);\n" in out            # already cast: once
+    assert "  o[0] = t.x + t.y;\n" in out                                     # another function's float2 t
+
+
+@pytest.mark.skipif(shutil.which("hipcc") is None, reason="hipcc not installed")
+def test_half2_members_compile_for_gfx90a(tmp_path):
+    src = ("#include <cuda_fp16.h>\n__global__ void k(float *o) {\n  half2 t = __float2half2_rn(1.0f);\n"
+           "  o[0] = (float)t.x;\n}\n")
+    out = tmp_path / "h2.hip"
+    out.write_text(hip(src, portability_fixes=False).text)
+    r = subprocess.run(["hipcc", "--offload-arch=gfx90a", "-c", str(out), "-o", str(tmp_path / "h2.o")],
+                       capture_output=True, text=True, timeout=600, env=dict(os.environ, HIP_PLATFORM="amd"))
+    assert r.returncode == 0, r.stderr[-3000:]

@@ -169,6 +169,48 @@ class RewritePass:
         self._diag(UNSUPPORTED, t.start, t.end, msg, "warning")
         self.notes.append((UNSUPPORTED, t.start, f"`cudaDeviceProp::{name}` needs HIP >= 6.0"))
 
+    _HALF2_DECL = re.compile(rb"\b(?:__)?half2\s*[&*]?\s*(?:const\s+)?(\w+)\s*(?=[=;,)\[{(])")
+
+    def _half2_members(self):
+        """`h2.x` / `h2.y` of a half2: nvcc reads them as half, HIP declares them `unsigned short` (the raw bits),
+        so `(float)h2.x` would convert the bit pattern. They become `reinterpret_cast<half&>(h2.x)` (hipify-clang's
+        rewrite), which reads and writes the same bits as a half. Variables and parameters declared half2 /
+        __half2 in this file, within the function that declares them; already-cast members are left alone."""
+        if b"half2" not in self.data:
+            return
+        toks = self.tokens
+        bodies = [(f.body.start, f.body.end) for f in self.model.functions if f.body is not None]
+        scopes: dict[str, list[tuple[int, int]]] = {}
+        for m in self._HALF2_DECL.finditer(self.data):
+            name = m.group(1).decode()
+            if name in ("operator", "const"):
+                continue
+            at = m.start(1)
+            # the function whose body (or parameter list, up to its body's end) holds the declaration
+            span = next(((at, e) for s, e in bodies if s <= at < e), None)
+            if span is None and self.data[m.end():m.end() + 1] in (b")", b","):      # a parameter
+                span = next(((at, e) for s, e in sorted(bodies) if s > at), None)
+            elif span is None:                                                     # a file-scope variable
+                span = (at, len(self.data))
+            if span is not None:
+                scopes.setdefault(name, []).append(span)
+        if not scopes:
+            return
+        for i in range(len(toks) - 2):
+            t = toks[i]
+            if t.kind != "IDENTIFIER" or t.spelling not in scopes or toks[i + 1].spelling != "." \
+                    or toks[i + 2].spelling not in ("x", "y"):
+                continue
+            if i > 0 and toks[i - 1].spelling in (".", "->", "::"):
+                continue
+            if not any(s <= t.start < e for s, e in scopes[t.spelling]):
+                continue
+            if i >= 6 and [x.spelling for x in toks[i - 6:i]] == ["reinterpret_cast", "<", "half", "&", ">", "("]:
+                continue
+            self.edit(t.start, t.start, "reinterpret_cast<half&>(")
+            self.edit(toks[i + 2].end, toks[i + 2].end, ")")
+            self.stats.add("half2::x/y", "device", True)
+
     def _vector_compound_operators(self):
         """`operator+=(float3 &a, float3 b)` (helper_math.h style): HIP's vector types already have member
         compound assignments, so a free one is ambiguous at every use. Such definitions are compiled out on AMD

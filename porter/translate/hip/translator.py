@@ -168,6 +168,7 @@ class _Translator(IncludePass, RewritePass, MacroLaunchPass, H.HandlerContext):
         self._string_literals()
         self._calls()
         self._vector_compound_operators()
+        self._half2_members()
         self._builtin_redefinitions()
         if self.opts.portability_fixes:       # cuport's own rewrite: hipify-clang keeps warpSize
             self._warp_size_constant()
