@@ -821,6 +821,21 @@ def test_unparsable_kernel_still_refused():
     assert res.extra.get("refused") and "k" in res.extra["refused"]
 
 
+def test_host_only_file_with_a_syntax_error_is_written_with_a_warning():
+    src = "#include <cuda_runtime.h>\n= 3;\nvoid f(float **p) { cudaMalloc(p, 4); }\n"
+    res = hip(src, name="host.cpp", portability_fixes=False)
+    assert not res.extra.get("refused")
+    assert "void f(float **p) { hipMalloc(p, 4); }" in res.text
+    d = [d for d in res.diagnostics if d.code == "CP000" and "token by token" in d.message]
+    assert len(d) == 1 and d[0].severity == "warning" and d[0].row == 2
+
+
+def test_syntax_error_outside_declarations_with_device_code_still_refused():
+    src = "#include <cuda_runtime.h>\n= 3;\n__device__ float g;\nvoid f(float **p) { cudaMalloc(p, 4); }\n"
+    res = hip(src, portability_fixes=False)
+    assert res.extra.get("refused") and "not written" in res.extra["refused"]
+
+
 def test_cuda_names_in_string_literals():
     src = ('#include <cstdio>\n#include "cuda_runtime.h"\nvoid f() {\n'
            '  printf("cudaSetDevice returned cudaErrorInvalidDevice, cudaMemcpy: %d\\n", 1);\n'
@@ -944,3 +959,25 @@ def test_half2_members_compile_for_gfx90a(tmp_path):
     r = subprocess.run(["hipcc", "--offload-arch=gfx90a", "-c", str(out), "-o", str(tmp_path / "h2.o")],
                        capture_output=True, text=True, timeout=600, env=dict(os.environ, HIP_PLATFORM="amd"))
     assert r.returncode == 0, r.stderr[-3000:]
+
+
+def test_a_builtin_redefinition_with_directives_inside_is_compiled_out(tmp_path):
+    """HeCBench lebesgue: a user's atomicMax(double*, double) whose body has `#if CUDA_VERSION ... #endif` was left
+    as is (a redefinition on AMD, hipcc failed); balanced conditionals nest inside the wrapper. Unbalanced ones
+    are an error at the definition, never silent."""
+    from porter.translate.api import translate_file
+    body = ("__device__ double atomicMax(double *address, double val)\n{\n"
+            "  #if CUDA_VERSION >= 12080\n  int x = 1;\n  #else\n  int x = 2;\n  #endif\n  return val + x;\n}\n")
+    p = tmp_path / "am.cu"
+    p.write_text(body)
+    res = translate_file(str(p), "hip")
+    out = res.text
+    w = out.index("#if !defined(__HIP_PLATFORM_AMD__)")
+    assert w < out.index("double atomicMax") < out.index("#if CUDA_VERSION") < out.rindex("#endif")
+    assert out.count("#endif") == 2 and out.rstrip().endswith("#endif")
+    bad = tmp_path / "bad.cu"
+    bad.write_text("#if 1\n__device__ double atomicMax(double *a, double v)\n{\n  return v;\n#endif\n}\n")
+    res = translate_file(str(bad), "hip")
+    assert "#if !defined(__HIP_PLATFORM_AMD__)" not in res.text
+    assert any(d.code == "CP907" and d.severity == "error" and "by hand" in d.message and d.row == 2
+               for d in res.diagnostics)

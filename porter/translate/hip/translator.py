@@ -220,11 +220,24 @@ class _Translator(IncludePass, RewritePass, MacroLaunchPass, H.HandlerContext):
             at = f.node.start
             self._diag("CP000", at, at, msg)
             reason = reason or msg
+        if file_errs and reason is None and not self._has_device_code():
+            # host code only: every edit is a token rename or an argument rewrite, which need no AST; the error
+            # is reported, the file is written
+            e = file_errs[0]
+            self._diag("CP000", e.offset or 0, e.offset or 0, f"clang could not parse line {e.line} ({e.message}); "
+                       "the file has no device code and its names were translated token by token", "warning")
+            return None
         if file_errs and reason is None:
             e = file_errs[0]
             reason = f"clang error outside any declaration (line {e.line}: {e.message}): the file is not written"
             self._diag("CP000", e.offset or 0, e.offset or 0, reason)
         return reason
+
+    def _has_device_code(self) -> bool:
+        if self.model.kernels or any(f.is_device_code for f in self.model.functions):
+            return True
+        return any(t.spelling in ("__global__", "__device__", "__shared__", "__constant__", "<<<")
+                   for t in self.tokens)
 
     def _wave64_sizing(self, lint_diags) -> str | None:
         """Lane-indexed shared arrays of 32 slots become 64 (lanes 32..63 of a wave64); their CP104 findings,
