@@ -288,8 +288,20 @@ class RewritePass:
             b -= 1
         if any(s <= toks[b].start < e2 for s, e2, _, _ in self.edits if e2 > s and s < toks[b].start):
             return
-        if any(toks[k].kind == "PUNCTUATION" and toks[k].spelling == "#" for k in range(b, e)):
-            return                  # a directive inside: leave it to a human
+        # directives inside nest in the wrapper when their conditionals are balanced (lebesgue's atomicMax
+        # has `#if CUDA_VERSION >= 12080 ... #endif` in its body); otherwise a human decides, told where
+        depth = 0
+        for k in range(b, e):
+            if toks[k].kind == "PUNCTUATION" and toks[k].spelling == "#" and k + 1 < e:
+                d = toks[k + 1].spelling
+                depth += 1 if d in ("if", "ifdef", "ifndef") else -1 if d == "endif" else 0
+                if depth < 0:
+                    break
+        if depth != 0:
+            self._diag(UNSUPPORTED, toks[i].start, toks[i].end, f"{reason}; its conditional directives are not "
+                       "balanced inside it, so it was not compiled out: guard it with "
+                       "`#if !defined(__HIP_PLATFORM_AMD__)` by hand")
+            return
         start, end = toks[b].start, toks[e].end
         pre = "" if self._at_line_start(start) else "\n"
         self.edit(start, start, f"{pre}#if !defined(__HIP_PLATFORM_AMD__)  // cuport: {reason}\n")
