@@ -981,3 +981,36 @@ def test_a_builtin_redefinition_with_directives_inside_is_compiled_out(tmp_path)
     assert "#if !defined(__HIP_PLATFORM_AMD__)" not in res.text
     assert any(d.code == "CP907" and d.severity == "error" and "by hand" in d.message and d.row == 2
                for d in res.diagnostics)
+
+
+def test_non_utf8_source_keeps_its_bytes(tmp_path):
+    src = tmp_path / "l1.cu"
+    src.write_bytes(b'// caf\xe9 \xff\n#include <cuda_runtime.h>\nconst char *m = "d\xe9j\xe0";\n'
+                    b"void f(float **p) { cudaMalloc(p, 4); }\n")
+    out = tmp_path / "l1.hip"
+    r = cli(str(src), "-o", str(out))
+    assert r.returncode == 0 and "Traceback" not in r.stderr and "Latin-1" in r.stderr
+    data = out.read_bytes()
+    assert data.startswith(b"// caf\xe9 \xff\n") and b'"d\xe9j\xe0"' in data
+    assert b"void f(float **p) { hipMalloc(p, 4); }\n" in data
+
+
+def test_utf8_source_is_written_as_utf8(tmp_path):
+    src = tmp_path / "u8.cu"
+    src.write_bytes("// café\nvoid f(float **p) { cudaMalloc(p, 4); }\n".encode("utf-8"))
+    out = tmp_path / "u8.hip"
+    r = cli(str(src), "-o", str(out))
+    assert r.returncode == 0 and "Latin-1" not in r.stderr
+    assert "\n// café\nvoid f(float **p) { hipMalloc(p, 4); }\n".encode("utf-8") in out.read_bytes()
+
+
+@pytest.mark.parametrize("define, compiled_out", [
+    ("__device__ float atomicMin(float *address, float val) {\n  return val;\n}\n", True),
+    ("__device__ float atomicMin(float *address, float val, int tag) {\n  return val;\n}\n", False),  # not HIP's
+    ("__device__ float myMin(float *address, float val) {\n  return val;\n}\n", False),
+])
+def test_user_atomic_min_that_hip_declares(define, compiled_out):
+    out = hip(define + "__global__ void k(float *x) { atomicMin(x, 1.0f); }\n", portability_fixes=False).text
+    assert ("#if !defined(__HIP_PLATFORM_AMD__)  // cuport: HIP defines atomicMin(float*, float)" in out) \
+        is compiled_out
+    assert "__global__ void k(float *x) { atomicMin(x, 1.0f); }" in out
