@@ -214,3 +214,19 @@ def test_clean_kernels_still_exit_zero(tmp_path):
                    "-o", str(tmp_path / target))
         assert r.returncode == 0, r.stderr
         assert "CP000" not in r.stderr and os.listdir(tmp_path / target)
+
+
+def test_translators_fall_back_to_the_system_headers_when_the_stubs_lack_a_declaration(tmp_path):
+    """`clock_t` is in <ctime> but not in the light stubs: the translators parse again with the system headers
+    (real declarations, unlike lint's placeholders) and report what the kernel really cannot do (CP907 `clock` in
+    OpenCL), not a CP000 about a type the stubs lack. A file the stubs parse gets no second parse and no note."""
+    p = tmp_path / "fb.cu"
+    p.write_text("#include <ctime>\n__global__ void k(long *p) { clock_t t = clock(); p[threadIdx.x] = (long)t; }\n")
+    r = cuport("translate", "--to", "opencl", str(p), "-o", str(tmp_path / "fb.cl"))
+    assert r.returncode == 1
+    assert "parsed with the system headers" in r.stderr
+    assert ":2:42: CP907" in r.stderr and "`clock`" in r.stderr and "CP000" not in r.stderr
+    ok = tmp_path / "ok.cu"
+    ok.write_text("__global__ void k(long *p) { p[threadIdx.x] = 1; }\n")
+    r = cuport("translate", "--to", "opencl", str(ok), "-o", str(tmp_path / "ok.cl"))
+    assert r.returncode == 0 and "system headers" not in r.stderr

@@ -51,6 +51,9 @@ class ParseOptions:
     full_model: bool = False                 # also model host functions without launches (translators)
     language: str = "cuda"                   # cuda for .cu/.cuh/.h/.cpp when asked
     recover: bool = False                    # lint: declare unknown names and retry on syntax errors (recovery.py)
+    # translators: when the light stubs leave clang errors, parse again with the system headers and keep the
+    # parse with fewer errors (real declarations, unlike recovery's placeholders: safe to translate from)
+    header_fallback: bool = True
 
 
 @dataclass
@@ -229,7 +232,26 @@ def parse(path: str, data: bytes, opts: ParseOptions | None = None):
     tu, errors = _parse_once(path, data, opts)
     if opts.recover and _recovery().needed(errors):
         tu, errors = _recover(path, data, opts, tu, errors)
+    elif errors and not opts.recover and opts.header_fallback and opts.header_mode == "light" \
+            and _gcc_include_dirs():
+        full = ParseOptions(**{**opts.__dict__, "header_mode": "full"})
+        tu2, errors2 = _parse_once(path, data, full)
+        # kept only when it helps and the system headers themselves parsed (a clash between them and the CUDA
+        # stubs is an error no declaration of the file owns: the whole file would be refused)
+        if len(errors2) < len(errors) and not any(_in_system_header(e) for e in errors2):
+            name = os.path.abspath(path)
+            if name not in _NOTED:
+                import sys
+                _NOTED.add(name)
+                print(f"cuport: note: {path}: parsed with the system headers (the light stubs lack some of its "
+                      f"declarations: {len(errors)} clang errors with them, {len(errors2)} without)", file=sys.stderr)
+            return tu2, errors2
     return tu, errors
+
+
+def _in_system_header(e) -> bool:
+    f = e.file or ""
+    return f.startswith(("/usr/", "/lib/")) or f.startswith(str(STUB_INCLUDE))
 
 
 def _recovery():
