@@ -1014,3 +1014,14 @@ def test_user_atomic_min_that_hip_declares(define, compiled_out):
     assert ("#if !defined(__HIP_PLATFORM_AMD__)  // cuport: HIP defines atomicMin(float*, float)" in out) \
         is compiled_out
     assert "__global__ void k(float *x) { atomicMin(x, 1.0f); }" in out
+
+
+def test_empty_braces_assigned_to_a_half2_name_the_type(tmp_path):
+    """HeCBench quant3MatMul: `res2 = {};` on a half2 is ambiguous with HIP's __half2 (hipcc fails); `__half2{}` is
+    the same zero. Other types' `= {}` and a half2 member access are left alone."""
+    from porter.translate.api import translate_file
+    p = tmp_path / "h.cu"
+    p.write_text("#include <cuda_fp16.h>\n__global__ void k(half2 *o, float *f) {\n  half2 res2;\n  float2 v;\n"
+                 "  res2 = {};\n  v = {};\n  o[threadIdx.x] = res2;\n  f[0] = v.x;\n}\n")
+    out = translate_file(str(p), "hip").text
+    assert "res2 = __half2{};" in out and "v = {};" in out

@@ -210,6 +210,15 @@ class RewritePass:
             self.edit(t.start, t.start, "reinterpret_cast<half&>(")
             self.edit(toks[i + 2].end, toks[i + 2].end, ")")
             self.stats.add("half2::x/y", "device", True)
+        # `h2 = {};`: HIP's __half2 has several assignments an empty braced list converts to (ambiguous, hipcc
+        # fails: HeCBench quant3MatMul); a value-initialised __half2 is the same zero, assigned unambiguously
+        for i in range(1, len(toks) - 3):
+            t = toks[i]
+            if t.kind == "IDENTIFIER" and t.spelling in scopes and toks[i - 1].spelling not in (".", "->", "::") \
+                    and [x.spelling for x in toks[i + 1:i + 4]] == ["=", "{", "}"] \
+                    and any(s <= t.start < e for s, e in scopes[t.spelling]):
+                self.edit(toks[i + 2].start, toks[i + 2].start, "__half2")
+                self.stats.add("half2 = {}", "device", True)
 
     def _vector_compound_operators(self):
         """`operator+=(float3 &a, float3 b)` (helper_math.h style): HIP's vector types already have member
