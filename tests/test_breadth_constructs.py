@@ -164,6 +164,22 @@ def test_template_kernel_instantiated_from_templated_host_function(target):
         assert all(v["ok"] for v in res.extra["validation"].values()), res.extra["validation"]
 
 
+@pytest.mark.parametrize("target", TARGETS)
+def test_template_arguments_deduced_through_host_templates(target):
+    """bsearch/moe-sum/quicksort: `k<<<g, b>>>(d_a, n)` in `run(const T *d_a)`, `run(x)` called without template
+    arguments (from main, or from another host template called as `outer<int>`), an enumerator argument."""
+    res = translate_file(fx("host_template_deduced.cu"), target, validate=can_validate(target))
+    assert outputs(res) == {"scale<float>", "scale<int>", "combine"}
+    assert set(res.failed_kernels) == {"unused"} and "is never instantiated" in res.failed_kernels["unused"]
+    if target == "opencl":
+        assert "__kernel void scale_float(\n    __global const float* restrict a," in res.text
+        assert "__kernel void scale_int(\n    __global const int* restrict a," in res.text
+        assert "a[i] = 1 == 0 ? a[i] + v : a[i] * v;" in res.text         # OP = MUL
+        assert "b[i] = *&a[i] * 3;" in res.text and "__ldg" not in res.text
+    if res.extra.get("validation"):
+        assert all(v["ok"] for v in res.extra["validation"].values()), res.extra["validation"]
+
+
 def test_host_template_instance_runs_on_pocl():
     np = pytest.importorskip("numpy")
     cl = pytest.importorskip("pyopencl")

@@ -37,30 +37,178 @@ def host_template_instances(model, fn, kernel_params) -> list[dict]:
         if host is None or not host.is_template or ls.kernel not in ("", fn.name):
             continue
         parsed = launch_kernel_text(model, ls)
-        if parsed is None or parsed[0] != fn.name or len(parsed[1]) != len(kernel_params):
+        if parsed is None or parsed[0] != fn.name:
             continue
         hparams = [p[0] for p in template_params(host.node)]
         if not hparams:
             continue
+        kargs = parsed[1]
+        if not kargs and kernel_params:          # `k<<<g, b>>>(d_a, n)`: deduced from the arguments' types
+            kargs = _deduce_from_args(fn, ls.args, [p[0] for p in kernel_params])
+            if kargs is None:
+                continue
+        if len(kargs) != len(kernel_params):
+            continue
         if text is None:
             text = _strip_comments(model.source.text)
-        pat = re.compile(r"\b" + re.escape(host.name) + r"\s*<([^;{}()]*?)>\s*\(")
-        for m in pat.finditer(text):
-            if host.node.start <= m.start() < host.node.end:
-                continue                     # the definition itself, or a recursive call
-            hargs = [a.strip() for a in split_top_level(m.group(1))]
-            if len(hargs) != len(hparams):
-                continue
-            env = dict(zip(hparams, hargs))
+        for env in _host_envs(model, host, text):
             args = {}
-            for (name, kind, _d), a in zip(kernel_params, parsed[1]):
-                a = env.get(a, a)
-                args[name] = a if kind == "type" else _value_of(model, a)
+            for (name, kind, _d), a in zip(kernel_params, kargs):
+                a = _substitute(a, env)
+                args[name] = a if kind == "type" else (a if isinstance(a, int) else _value_of(model, a))
             if all(v is not None for v in args.values()) and \
                     not any(kind == "type" and str(v) in hparams for (_n, kind, _d), v in
                             zip(kernel_params, args.values())):
                 out.append(args)
     return out
+
+
+def _host_envs(model, host, text: str, depth: int = 0) -> list[dict]:
+    """[{host template parameter: value}], one per call of templated host function `host`: explicit calls in
+    the text (`run<double>(`), calls clang resolved (deduced arguments), and explicit calls inside another
+    templated host function (`run<T>(` in `outer<T>`) through that function's own calls, 3 levels deep."""
+    hparams = [p[0] for p in template_params(host.node)]
+    pat = re.compile(r"\b" + re.escape(host.name) + r"\s*<([^;{}()]*?)>\s*\(")
+    envs: list[dict] = []
+
+    def add(env):
+        if env not in envs:
+            envs.append(env)
+
+    for m in pat.finditer(text):
+        if host.node.start <= m.start() < host.node.end:
+            continue                         # the definition itself, or a recursive call
+        hargs = [a.strip() for a in split_top_level(m.group(1))]
+        if len(hargs) != len(hparams):
+            continue
+        caller = next((f for f in model.functions if f.is_template and f is not host and f.node is not None
+                       and f.node.start <= m.start() < f.node.end), None)
+        cparams = [p[0] for p in template_params(caller.node)] if caller is not None else []
+        if cparams and depth < 3 and any(re.search(r"\b%s\b" % re.escape(c), a) for c in cparams for a in hargs):
+            for cenv in _host_envs(model, caller, text, depth + 1):
+                add(dict(zip(hparams, [_substitute(a, cenv) for a in hargs])))
+        else:
+            add(dict(zip(hparams, hargs)))
+    for hargs, caller in _host_calls(model, host):   # `run(d_a, n)`: deduced arguments; `run<T, ENUM>(...)`
+        if len(hargs) != len(hparams):
+            continue
+        cparams = [p[0] for p in template_params(caller.node)] if caller.is_template else []
+        if cparams and any(re.search(r"\b%s\b" % re.escape(c), str(a)) for c in cparams for a in hargs):
+            if depth < 3:
+                for cenv in _host_envs(model, caller, text, depth + 1):
+                    add(dict(zip(hparams, [_substitute(a, cenv) for a in hargs])))
+        else:
+            add(dict(zip(hparams, hargs)))
+    return envs
+
+
+_QUALS = re.compile(r"\b(?:const|volatile|__restrict__|__restrict|restrict|struct|class|typename)\b")
+
+
+def _norm_type(t: str) -> list[str]:
+    return re.findall(r"\w+|::|\S", _QUALS.sub(" ", t))
+
+
+def _deduce(pattern: str, actual: str, names: list[str], env: dict) -> bool:
+    """Match a parameter type spelled with template parameters (`const T *`) against an argument's type
+    (`const scalar_t *`, `float *`), qualifiers ignored, binding `names` in env; False on a mismatch."""
+    pt, at = _norm_type(pattern), _norm_type(actual)
+    if not any(t in names for t in pt):
+        return True
+    # the tokens around the one parameter must match exactly; the parameter takes what is between them
+    idx = [i for i, t in enumerate(pt) if t in names]
+    if len(idx) != 1:
+        return False
+    i = idx[0]
+    before, after = pt[:i], pt[i + 1:]
+    if at[:len(before)] != before or (after and at[len(at) - len(after):] != after) or len(at) <= len(pt) - 1:
+        return False
+    val = " ".join(at[len(before):len(at) - len(after)])
+    if env.get(pt[i], val) != val:
+        return False
+    env[pt[i]] = val
+    return True
+
+
+def _deduce_from_args(fn, arg_nodes, names: list[str]) -> list | None:
+    """The kernel's template arguments deduced from a launch's argument types (all type parameters), or None."""
+    try:
+        return _deduce_from_types(fn, [a.type for a in arg_nodes], names)
+    except Exception:
+        return None
+
+
+def _substitute(a, env: dict):
+    if a in env:
+        return env[a]
+    if isinstance(a, str) and env:          # `scalar_t *`-like spellings deduced above
+        return re.sub(r"\b\w+\b", lambda m: str(env.get(m.group(0), m.group(0))), a)
+    return a
+
+
+def _host_calls(model, host) -> list[tuple[list, object]]:
+    """[(template arguments, calling Function)] of the calls to templated host function `host` that clang sees
+    in the file's other functions (their bodies are not walked into the model: their cursors are): resolved
+    calls give type spellings and ints; a dependent call inside another template (`run(d_a, n)` with `T *d_a`)
+    gives the arguments deduced from its argument types, spelled with the caller's parameters."""
+    out = []
+    name = re.compile(r"\b" + re.escape(host.name) + r"\b")
+    hnames = [p[0] for p in template_params(host.node)]
+    for f in model.functions:
+        if f is host or f.node is None:
+            continue
+        try:
+            if not name.search(f.node.text):
+                continue
+            for c in f.node._cursor.walk_preorder():
+                if c.kind.name != "CALL_EXPR":
+                    continue
+                kids = list(c.get_children())
+                callee = kids[0] if kids else None
+                if callee is not None and callee.kind.name == "DECL_REF_EXPR" and not callee.spelling:
+                    callee = next(callee.get_children(), None)      # `f(x)` in a template: DeclRef(Overloaded)
+                dependent = not c.spelling and callee is not None and \
+                    callee.kind.name == "OVERLOADED_DECL_REF" and callee.spelling == host.name
+                if c.spelling != host.name and not dependent:
+                    continue
+                args = _deduce_from_types(host, [a.type.spelling for a in kids[1:]], hnames) if dependent \
+                    else _cursor_template_args(c.referenced)
+                if args is not None and (args, f) not in out:
+                    out.append((args, f))
+        except Exception:               # a cursor of a released or partial tree: no instance from it
+            continue
+    return out
+
+
+def _cursor_template_args(ref) -> list | None:
+    n = ref.get_num_template_arguments() if ref is not None else -1
+    if n is None or n <= 0:
+        return None
+    args = []
+    for i in range(n):
+        k = ref.get_template_argument_kind(i).name
+        if k == "TYPE":
+            args.append(ref.get_template_argument_type(i).get_canonical().spelling)
+        elif k == "INTEGRAL":
+            args.append(int(ref.get_template_argument_value(i)))
+        else:
+            return None
+    return args
+
+
+def _deduce_from_types(fn, arg_types: list[str], names: list[str]) -> list | None:
+    """Template arguments of `fn` deduced from its call's argument types (all type parameters), or None."""
+    ptypes = [p.type for p in fn.params]
+    if not ptypes and fn.node is not None:       # a host function kept shallow: its parameters from clang
+        ptypes = [c.type.spelling for c in fn.node._cursor.get_children() if c.kind.name == "PARM_DECL"]
+    if len(arg_types) != len(ptypes):
+        return None
+    env: dict = {}
+    for pt, t in zip(ptypes, arg_types):
+        if not t or not _deduce(pt, t, names, env):
+            return None
+    return [env[n] for n in names] if all(n in env for n in names) else None
+
 
 
 # --- template instantiations of a kernel ---
@@ -87,6 +235,11 @@ def template_params(fn_node) -> list[tuple[str, str, object]]:
         elif c.kind == "TEMPLATE_NON_TYPE_PARAMETER":
             d = [x for x in c.children if x.kind not in ("TYPE_REF", "NAMESPACE_REF")]
             out.append((c.spelling, "value", d[-1] if d else None))
+    if not out and not fn_node.children and getattr(fn_node, "_cursor", None) is not None:
+        # a host function kept shallow (name only): its parameters from clang, without defaults
+        kinds = {"TEMPLATE_TYPE_PARAMETER": "type", "TEMPLATE_NON_TYPE_PARAMETER": "value"}
+        out = [(c.spelling, kinds[c.kind.name], None) for c in fn_node._cursor.get_children()
+               if c.kind.name in kinds]
     return out
 
 

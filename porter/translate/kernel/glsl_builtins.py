@@ -193,6 +193,9 @@ class GlslBuiltins:
             return self.math_helper(em, hit.base, ft, xs, n)
         if hit is not None:
             em.fail(n, f"`{name}` (no GLSL builtin with CUDA's accuracy)")
+        # before the arguments are emitted as values: `__ldg(&p[i])` in a template is a dependent call
+        if name in ("__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu", "__ldcv"):
+            return E(em.ptr_lvalue(args[0], "r"), em.ty(n).unqualified())
         xs = [em.x(a) for a in args]
         if name in ("min", "max", "umin", "umax", "llmin", "llmax", "ullmin", "ullmax") and len(xs) == 2:
             t = ct.common(xs[0].ct, xs[1].ct)
@@ -280,8 +283,6 @@ class GlslBuiltins:
             hname = em.helper(f"cuport{name}", f"{tn} cuport{name}({tn} a, {tn} b)\n{{\n    {tn} hi, lo;\n"
                               f"    {fn}(a, b, hi, lo);\n    return hi;\n}}")
             return E(f"{hname}({em.conv(xs[0], t).text}, {em.conv(xs[1], t).text})", t)
-        if name in ("__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu", "__ldcv"):
-            return E(em.ptr_lvalue(args[0], "r"), em.ty(n).unqualified())
         if name.startswith("make_"):
             t = em.parse_type(name[5:])
             if t.kind == "vector":

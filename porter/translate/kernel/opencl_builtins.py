@@ -120,6 +120,9 @@ class OpenclBuiltins:
                 ft = F32
             xs = [em.conv(em.x(a), ft) for a in args]
             return E(intrinsics.spell(hit.row.opencl, [x.text for x in xs]), ft)
+        # before the arguments are emitted as values: `__ldg(&p[i])` in a template is a dependent call
+        if name in ("__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu", "__ldcv"):
+            return E(em.ptr_lvalue(args[0], "r"), em.ty(n).unqualified(), PREC_UNARY)
         xs = [em.x(a) for a in args]
         if name in ("min", "max", "umin", "umax", "llmin", "llmax", "ullmin", "ullmax") and len(xs) == 2:
             t = ct.common(xs[0].ct, xs[1].ct)
@@ -189,8 +192,6 @@ class OpenclBuiltins:
         if name in ("__mulhi", "__umulhi"):
             t = I32 if name == "__mulhi" else U32
             return E(f"mul_hi({em.conv(xs[0], t).text}, {em.conv(xs[1], t).text})", t)
-        if name in ("__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu", "__ldcv"):
-            return E(em.ptr_lvalue(args[0], "r"), em.ty(n).unqualified(), PREC_UNARY)
         if name.startswith("make_"):
             t = em.parse_type(name[5:])
             if t.kind == "vector":
