@@ -1,8 +1,10 @@
 """One parse, one model, every enabled rule; then suppressions. Also the fix loop (ruff's: apply, re-parse, repeat)."""
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass, field
+from dataclasses import replace as _with
 
 from porter.diagnostics import Diagnostic
 from porter.frontend import clang_errors
@@ -95,11 +97,13 @@ def lint_source(source: SourceFile, settings=None, parse_options: ParseOptions |
                 ignore_noqa: bool = False, enabled: set[str] | None = None) -> LintResult:
     if enabled is None:
         enabled = settings.enabled_codes(source.path) if settings is not None else set(RULES) - {"CP001", "CP002"}
-    model = build_model(source, parse_options or _options_from(settings))
+    opts = parse_options or _options_from(settings)
+    model = build_model(source, opts)
     diags = run_rules(model, enabled, settings)
     parse_errors = syntax_error_count(model)
     model.release()          # nothing below needs it: free it (and its translation unit) now
     del model
+    diags += _device_branch_diagnostics(source, opts, enabled, settings, diags)
     for d in diags:
         source.locate(d)
     if not ignore_noqa:
@@ -116,6 +120,52 @@ def lint_source(source: SourceFile, settings=None, parse_options: ParseOptions |
         diags += extra
     diags.sort(key=Diagnostic.sort_key)
     return LintResult(source.path, diags, source, parse_errors)
+
+
+_ARCH_IF = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif)\b[^\n]*\b__CUDA_ARCH__\b", re.M)
+_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|endif)\b", re.M)
+
+
+def device_only_regions(data: bytes) -> list[tuple[int, int]]:
+    """Byte ranges of the conditional groups that test `__CUDA_ARCH__` (from the `#if` to its `#endif`; an
+    `#elif __CUDA_ARCH__` makes its whole group one)."""
+    if not _ARCH_IF.search(data):
+        return []
+    arch_at = {m.start() for m in _ARCH_IF.finditer(data)}
+    regions, stack = [], []
+    for m in _DIRECTIVE.finditer(data):
+        kind = m.group(1)
+        if kind == b"endif":
+            if stack:
+                start, arch = stack.pop()
+                if arch:
+                    regions.append((start, m.end()))
+        elif kind == b"elif":
+            if stack and m.start() in arch_at:
+                stack[-1] = (stack[-1][0], True)
+        else:
+            stack.append((m.start(), m.start() in arch_at))
+    regions += [(start, len(data)) for start, arch in stack if arch]     # unterminated: to the end
+    return regions
+
+
+def _device_branch_diagnostics(source, opts, enabled, settings, host_diags) -> list[Diagnostic]:
+    """Findings in `#if __CUDA_ARCH__ ...` branches. The host-side parse defines no __CUDA_ARCH__, so device-only
+    branches (a `__match_any_sync` path for sm_70+, a shuffle path for sm_30+) would never be linted: such files
+    are parsed once more as device code (`--cuda-device-only`, __CUDA_ARCH__=800) and the findings that lie inside
+    those conditional groups and were not already reported are added. Only these files pay the second parse."""
+    regions = device_only_regions(source.data)
+    if not regions:
+        return []
+    dev_opts = _with(opts, extra_args=list(opts.extra_args) + ["--cuda-device-only"])
+    model = build_model(source, dev_opts)
+    try:
+        found = run_rules(model, enabled, settings)
+    finally:
+        model.release()
+    have = {(d.code, d.start) for d in host_diags}
+    return [d for d in found if d.code != "CP000" and (d.code, d.start) not in have
+            and any(a <= d.start < b for a, b in regions)]
 
 
 def _options_from(settings) -> ParseOptions:
