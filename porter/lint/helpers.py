@@ -215,7 +215,7 @@ def sync_intrinsics() -> set[str]:
 
 def sync_mask(call: Node) -> Node | None:
     """The mask argument of a `*_sync` intrinsic call (None for `__syncwarp()` with its default mask)."""
-    if call.kind != "CALL_EXPR" or call.spelling not in sync_intrinsics():
+    if call.kind != "CALL_EXPR" or call.callee not in sync_intrinsics():     # callee: dependent calls too
         return None
     args = call.args()
     return args[0] if args else None
