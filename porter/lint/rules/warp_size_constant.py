@@ -67,6 +67,16 @@ _MASKS = {"__ballot_sync", "__ballot", "__activemask", "__any_sync", "__all_sync
 _CONFIG = {"cudaConfigureCall", "__cudaPushCallConfiguration"}
 _MAX_DEPTH = 3
 _IDENT = re.compile(r"[A-Za-z_]\w*")
+# a count of warps that happens to be 32 (`MAX_NUM_WARPS = 1024 / 32`), not a warp size
+_WARP_COUNT = re.compile(r"(num|n|max|count|total)_?warps|warps_?(per|count|in)|warp_?(count|num)|nwarps", re.I)
+
+
+def _warp_count(decl, init) -> bool:
+    """A variable whose name says it counts warps, or whose value is a number of threads divided by 32."""
+    if _WARP_COUNT.search(decl.spelling):
+        return True
+    e = init.strip
+    return e.kind == "BINARY_OPERATOR" and e.op == "/" and int_value(e.children[1]) == 32
 
 
 def _short(node, limit=60):
@@ -353,6 +363,8 @@ def _constants(model):
                                      any(c.kind == "CUDASHARED_ATTR" for c in d.children)):
             continue
         if exprs and int_value(exprs[-1]) == 32:
+            if d.kind == "VAR_DECL" and _warp_count(d, exprs[-1]):
+                continue
             cands.append(d)
         elif d.kind == "ENUM_CONSTANT_DECL" and not exprs:
             cands.append(d)  # implicit value: checked on a use
