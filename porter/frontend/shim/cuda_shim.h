@@ -143,7 +143,7 @@ __CUPORT_M1(sqrt) __CUPORT_M1(rsqrt) __CUPORT_M1(cbrt) __CUPORT_M1(exp) __CUPORT
 __CUPORT_M1(log) __CUPORT_M1(log2) __CUPORT_M1(log10) __CUPORT_M1(log1p) __CUPORT_M1(sin) __CUPORT_M1(cos) __CUPORT_M1(tan)
 __CUPORT_M1(asin) __CUPORT_M1(acos) __CUPORT_M1(atan) __CUPORT_M1(sinh) __CUPORT_M1(cosh) __CUPORT_M1(tanh) __CUPORT_M1(fabs)
 __CUPORT_M1(floor) __CUPORT_M1(ceil) __CUPORT_M1(round) __CUPORT_M1(trunc) __CUPORT_M1(rint) __CUPORT_M1(erf) __CUPORT_M1(erfc)
-__CUPORT_M1(lgamma) __CUPORT_M1(tgamma) __CUPORT_M1(asinh) __CUPORT_M1(acosh) __CUPORT_M1(atanh) __CUPORT_M1(rcbrt)
+__CUPORT_M1(lgamma) __CUPORT_M1(tgamma) __CUPORT_M1(asinh) __CUPORT_M1(acosh) __CUPORT_M1(atanh) __CUPORT_M1(rcbrt) __CUPORT_M1(nearbyint)
 __CUPORT_M2(pow) __CUPORT_M2(fmin) __CUPORT_M2(fmax) __CUPORT_M2(fmod) __CUPORT_M2(atan2) __CUPORT_M2(hypot) __CUPORT_M2(copysign)
 __CUPORT_M2(fdim) __CUPORT_M2(remainder)
 #undef __CUPORT_M1
@@ -162,6 +162,26 @@ __device__ float __frcp_rn(float); __device__ float __fsqrt_rn(float); __device_
 __device__ float __int_as_float(int); __device__ int __float_as_int(float); __device__ unsigned int __float_as_uint(float);
 __device__ float __uint_as_float(unsigned int); __device__ int __float2int_rn(float); __device__ int __float2int_rz(float);
 __device__ float __int2float_rn(int); __device__ double __longlong_as_double(long long); __device__ long long __double_as_longlong(double);
+/* the rounding-mode arithmetic (HeCBench's kernels call them; the translators map them: rules/kernel/intrinsics.csv) */
+__device__ float __fdiv_rn(float, float); __device__ float __fdiv_rz(float, float); __device__ float __fadd_rz(float, float);
+__device__ float __fsub_rn(float, float); __device__ float __fsub_rz(float, float); __device__ float __fmul_rz(float, float);
+__device__ float __frcp_rz(float); __device__ float __fsqrt_rz(float); __device__ float __fmaf_rz(float, float, float);
+__device__ double __dadd_rn(double, double); __device__ double __dsub_rn(double, double); __device__ double __dmul_rn(double, double);
+__device__ double __ddiv_rn(double, double); __device__ double __drcp_rn(double); __device__ double __dsqrt_rn(double);
+__device__ double __fma_rn(double, double, double); __device__ float __tanf(float); __device__ float __log10f(float);
+__device__ unsigned int __float2uint_rn(float); __device__ unsigned int __float2uint_rz(float); __device__ int __float2int_rd(float);
+__device__ int __float2int_ru(float); __device__ float __uint2float_rn(unsigned int); __device__ float fdividef(float, float);
+__device__ double __hiloint2double(int, int); __device__ int __double2hiint(double); __device__ int __double2loint(double);
+/* integer intrinsics beside __popc/__clz/__brev above */
+__device__ unsigned int __umulhi(unsigned int, unsigned int); __device__ long long __mul64hi(long long, long long);
+__device__ unsigned long long __umul64hi(unsigned long long, unsigned long long);
+__device__ unsigned int __funnelshift_l(unsigned int, unsigned int, unsigned int);
+__device__ unsigned int __funnelshift_r(unsigned int, unsigned int, unsigned int);
+__device__ unsigned int __funnelshift_lc(unsigned int, unsigned int, unsigned int);
+__device__ unsigned int __funnelshift_rc(unsigned int, unsigned int, unsigned int);
+__device__ unsigned int __sad(int, int, unsigned int); __device__ unsigned int __usad(unsigned int, unsigned int, unsigned int);
+__device__ int __hadd(int, int); __device__ int __rhadd(int, int); __device__ unsigned int __uhadd(unsigned int, unsigned int);
+__device__ unsigned int __urhadd(unsigned int, unsigned int);
 
 /* runtime API (host) */
 typedef int cudaError_t;

@@ -1,5 +1,8 @@
 /* cuport light-mode stub: declarations live in cuda_shim.h */
 #pragma once
+#ifdef __cplusplus
+#include <type_traits>  /* libstdc++'s math.h/stdint.h wrappers bring it in transitively */
+#endif
 #define INFINITY (__builtin_inff())
 #define NAN (__builtin_nanf(""))
 #define M_PI 3.14159265358979323846

@@ -1,5 +1,8 @@
 /* cuport light-mode stub: declarations live in cuda_shim.h */
 #pragma once
+#ifdef __cplusplus
+#include <type_traits>  /* libstdc++'s math.h/stdint.h wrappers bring it in transitively */
+#endif
 #define INT8_C(c) c
 #define INT16_C(c) c
 #define INT32_C(c) c
