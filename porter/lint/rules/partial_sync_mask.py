@@ -49,14 +49,45 @@ _BROADCASTS = {"__shfl_sync", "__shfl"}
 _DIVERGENT_CALLS = ("__shfl", "__match", "__lane", "atomic")
 
 
+# masks that name exactly lanes which reach the call together with the caller: the active lanes, or the caller's
+# match group (`__match_any_sync` returns the lanes with the caller's value, all of which executed it)
+_SELF_GROUP = {"__activemask", "__match_any_sync", "__match_all_sync"}
+
+
 def _is_activemask(an, node, depth=0) -> bool:
     n = node.strip
     if n.kind == "CALL_EXPR":
-        return n.spelling == "__activemask"
+        return n.callee in _SELF_GROUP
     if n.kind == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind == "VAR_DECL" and depth < 4:
         d = an.definition(n.ref)
-        return d is not None and _is_activemask(an, d, depth + 1)
+        if d is not None:
+            return _is_activemask(an, d, depth + 1)
+        values = _assigned_values(an, n)
+        return bool(values) and all(_is_activemask(an, v, depth + 1) for v in values)
     return False
+
+
+def _assigned_values(an, ref):
+    """The values a local without an initialiser gets from plain `=` in its function (None if written any other
+    way: `|=`, `++`, its address taken)."""
+    fn = an.model.function_of(ref)
+    if fn is None or fn.body is None or any(c.kind not in ("TYPE_REF",) and not c.kind.endswith("_ATTR")
+                                            for c in ref.ref.children):
+        return None
+    values = []
+    for kind in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR", "UNARY_OPERATOR"):
+        for n in an.model.kind_in(fn.body, kind):
+            if not n.children:
+                continue
+            t = n.children[0].strip
+            if t.kind != "DECL_REF_EXPR" or t.ref is not ref.ref:
+                continue
+            if kind == "BINARY_OPERATOR" and n.op == "=" and len(n.children) == 2:
+                values.append(n.children[1])
+            elif kind != "BINARY_OPERATOR" and (kind == "COMPOUND_ASSIGNMENT_OPERATOR" or
+                                                n.op in ("++", "--", "post++", "post--", "&")):
+                return None
+    return values
 
 
 def _wave_uniform(an, node, depth=0, seen=None) -> bool:
