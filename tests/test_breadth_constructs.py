@@ -336,3 +336,13 @@ def test_stream_stubs_included_together_parse(tmp_path, headers):
     res = translate_file(str(src), "opencl", validate=False)
     assert outputs(res) == {"k"}
     assert not [d for d in res.diagnostics if d.code == "CP000"], res.diagnostics
+
+
+def test_opencl_abs_of_a_double_is_fabs(tmp_path):
+    """HeCBench zeropoint: CUDA's abs(double) (an overload of math_functions.h); OpenCL's abs takes integers
+    only (PoCL: "call to '_cl_abs' is ambiguous"). abs of an int stays abs."""
+    p = tmp_path / "absd.cu"
+    p.write_text("__global__ void k(double *d, int *i) { d[0] = abs(d[1] / 2.0); i[0] = abs(i[1]); }\n")
+    res = translate_file(str(p), "opencl", validate=can_validate("opencl"))
+    assert res.failed_kernels == {}
+    assert "d[0] = fabs(d[1] / 2.0);" in res.text and "i[0] = (int)abs(i[1]);" in res.text

@@ -132,6 +132,8 @@ class OpenclBuiltins:
             return E(f"{name.lstrip('ul')[:3]}({a.text}, {b.text})", t)
         if name in ("abs", "llabs", "labs"):
             t = ct.promote(xs[0].ct)
+            if t.is_float:                       # CUDA's (and std::) abs(double): OpenCL's abs is integer-only
+                return E(f"fabs({xs[0].text})", t)
             # OpenCL's abs returns the unsigned type; CUDA's keeps the signed one
             return E(f"({self.type_name(t, em)})abs({em.conv(xs[0], t).text})", t, PREC_UNARY)
         if name in ("__fdividef", "__fdiv_rn", "__fdiv_rz", "fdividef"):
