@@ -79,7 +79,8 @@ def outputs(out_dir: str, target: str, found: dict) -> set:
             # NAME.comp, or FILESTEM.NAME.comp when several inputs; template labels are made safe (`_`)
             parts = [stem] + [stem.split(".", 1)[1]] if "." in stem else [stem]
             for cand in parts:
-                hit = next((k for k in found if cand == k or cand.startswith(k + "_")), None)
+                # an exact name first: `mean_shift_tiling` is not an instance of `mean_shift`
+                hit = cand if cand in found else next((k for k in found if cand.startswith(k + "_")), None)
                 if hit:
                     names.add(hit)
                     break
@@ -90,7 +91,7 @@ def outputs(out_dir: str, target: str, found: dict) -> set:
             text = open(p, encoding="utf-8", errors="replace").read()
             for m in re.finditer(r"__kernel\s+void\s+(\w+)\s*\(", text):
                 n = m.group(1)
-                hit = next((k for k in found if n == k or n.startswith(k + "_")), n)
+                hit = n if n in found else next((k for k in found if n.startswith(k + "_")), n)
                 names.add(hit)
     return names
 
