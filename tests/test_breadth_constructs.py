@@ -346,3 +346,17 @@ def test_opencl_abs_of_a_double_is_fabs(tmp_path):
     res = translate_file(str(p), "opencl", validate=can_validate("opencl"))
     assert res.failed_kernels == {}
     assert "d[0] = fabs(d[1] / 2.0);" in res.text and "i[0] = (int)abs(i[1]);" in res.text
+
+
+def test_opencl_device_function_named_like_a_native_builtin_is_renamed(tmp_path):
+    """HeCBench tridiagonal defines `float4 native_divide(float4, float4)`: PoCL rejected the redeclaration of
+    the built-in. A user function of another name keeps it."""
+    p = tmp_path / "nd.cu"
+    p.write_text("__device__ float native_divide(float a, float b) { return a / b; }\n"
+                 "__device__ float my_div(float a, float b) { return a / b; }\n"
+                 "__global__ void k(float *x) { x[0] = native_divide(x[1], x[2]) + my_div(x[3], x[4]); }\n")
+    res = translate_file(str(p), "opencl", validate=can_validate("opencl"))
+    assert res.failed_kernels == {}
+    assert "float native_divide_fn(float a, float b)" in res.text and "native_divide(" not in \
+        res.text.replace("native_divide_fn(", "")
+    assert "float my_div(float a, float b)" in res.text
