@@ -93,7 +93,7 @@ def test_in_place_writes_go_through_symlinks_and_keep_the_mode(tmp_path, argv):
     elif "--add-noqa" in argv:
         assert "noqa" in text and "% 32" in text
     else:
-        assert "hip/hip_runtime.h" in text and "% warpSize" in text
+        assert "hip/hip_runtime.h" in text and "% CUPORT_WARP_SIZE" in text     # the compile-time warp size
         assert (tmp_path / "link.cu.prehip").read_text() == BAD      # the backup beside the name given
     assert stat.S_IMODE(os.stat(target).st_mode) == 0o640
     assert not [f for f in os.listdir(real) if f.startswith(".cuport-")]      # no temporary file left
@@ -200,7 +200,7 @@ def test_bom_stays_at_byte_0_after_fix_and_translate(tmp_path):
     assert rc == 1 and "k.cu:1:42: CP102" in out.decode() and "plain.cu:1:42: CP102" in out.decode()
     rc, out, err = cuport("translate", "--to", "hip", "k.cu", cwd=tmp_path)
     assert rc == 0, err
-    assert out.startswith(BOM + b"\n#include <hip/hip_runtime.h>") and b"threadIdx.x % warpSize" in out
+    assert out.startswith(BOM + b"\n#include <hip/hip_runtime.h>") and b"threadIdx.x % CUPORT_WARP_SIZE" in out
     rc, _, err = cuport("lint", "--no-cache", "--fix", "k.cu", cwd=tmp_path)
     data = (tmp_path / "k.cu").read_bytes()
     assert rc == 0 and data.startswith(BOM + b"__global__") and b"% warpSize" in data
@@ -312,7 +312,7 @@ def test_invalid_utf8_on_stdin_is_one_line(tmp_path, argv):
 
 
 @pytest.mark.parametrize("argv,expect", [
-    (["translate", "--to", "hip", "--stdin-filename", "s.cu", "-"], b"% warpSize"),
+    (["translate", "--to", "hip", "--stdin-filename", "s.cu", "-"], b"% CUPORT_WARP_SIZE"),
     (["translate", "--to", "opencl", *NOVAL, "-"], b"__kernel void k("),
     (["report", "--no-compile", "--stdin-filename", "s.cu", "-"], b"k  (s.cu:1)"),
 ])
