@@ -37,7 +37,8 @@ nan get_work_dim get_global_offset acos acosh acospi asin asinh asinpi atan atan
 ceil copysign cos cosh cospi erfc erf exp exp2 exp10 expm1 fabs fdim floor fma fmax fmin fmod fract frexp hypot
 ilogb ldexp lgamma lgamma_r log log2 log10 log1p logb mad maxmag minmag modf nextafter pow pown powr remainder
 remquo rint rootn round rsqrt sin sincos sinh sinpi sqrt tan tanh tanpi tgamma trunc
-""".split())
+""".split()) | frozenset(f"{p}_{f}" for p in ("native", "half") for f in
+                         "cos divide exp exp2 exp10 log log2 log10 powr recip rsqrt sin sqrt tan".split())
 
 
 
@@ -69,8 +70,7 @@ class OpenclTarget(OpenclBuiltins, Target):
         em.cl_warp_size = 1 if self.subgroups == "none" else None
         em.cl_name = re.sub(r"\W+", "_", em.label).strip("_")
         if em.cl_name in BUILTINS or em.cl_name in RESERVED or "__" in em.cl_name or \
-                em.cl_name.startswith(("atomic_", "atom_", "convert_", "as_", "vload", "vstore", "get_", "native_",
-                                         "half_")):
+                em.cl_name.startswith(("atomic_", "atom_", "convert_", "as_", "vload", "vstore", "get_")):
             # a built-in's name: the program would have no kernel of that name; the manifest's entry_point
             # and cuda_kernel keep both names
             taken = {f.name for f in em.model.functions}
@@ -457,7 +457,7 @@ class OpenclTarget(OpenclBuiltins, Target):
 
     def function_name(self, em, fn, key, subst, binds) -> str:
         base = self.ident(fn.name)
-        if base in BUILTINS or base.startswith(("native_", "half_")):
+        if base in BUILTINS:
             base += "_fn"        # a device function may not take a built-in's name (tridiagonal's native_divide)
         spaces = "".join(v.space[0] if kind == "ptr" else off.space[0] for kind, _p, v, off, *_r in binds
                          if kind == "ptr" or (kind == "ref" and off is not None))
