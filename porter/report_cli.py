@@ -33,6 +33,10 @@ def add_arguments(p) -> None:
     p.add_argument("--bench", action="store_true", help="html: time the files' verify cases at their bench sizes; speed "
                    "relative to the original as a chart")
     p.add_argument("--repeat", type=int, default=5, help="html --bench: launches per case")
+    from porter.verify.cli import _size_set
+    p.add_argument("--bench-sizes", type=_size_set, action="append", metavar="n=1000,...",
+                   help="html --bench: sizes replacing the specs' bench sizes (these are sized for a large GPU; "
+                        "on CPU devices use smaller ones)")
     p.add_argument("-o", "--output-file", help="write the report to this file ('-': standard output)")
     p.add_argument("--stdin-filename", help="the name of the file read from standard input ('-')")
     p.add_argument("--config")

@@ -143,7 +143,8 @@ def collect(paths, settings, archs, registers="default", compile_timeout=120, po
     return run
 
 
-def run_verify(paths, targets, subgroups=None, bench=False, repeat=5, timeout=60.0, jobs=1, check=True) -> dict:
+def run_verify(paths, targets, subgroups=None, bench=False, repeat=5, timeout=60.0, jobs=1, check=True,
+               bench_sizes=None) -> dict:
     """porter.verify on the cases of these files: check at the specs' sizes and/or (bench) time at their bench
     sizes. {results, notes, bench, ratios}."""
     from porter.verify.runner import Runner
@@ -161,7 +162,7 @@ def run_verify(paths, targets, subgroups=None, bench=False, repeat=5, timeout=60
         results = [r.as_dict() for r in Runner(list(targets), subgroups, None, timeout, False, 1, jobs).run(cases)]
     if cases and bench:                   # timings at the specs' bench sizes, a run of its own
         timed = [dict(r.as_dict(), run="bench")
-                 for r in Runner(list(targets), subgroups, None, timeout, True, repeat, jobs).run(cases)]
+                 for r in Runner(list(targets), subgroups, bench_sizes, timeout, True, repeat, jobs).run(cases)]
         results += timed
     for r in results:
         r["source"] = next((str(c.source_path) for c in cases if c.id == r["case"] and str(c.spec_path) == str(r["spec"])), "")
@@ -434,7 +435,7 @@ def main(args, archs, settings, registers, popts, limits) -> int:
     if args.verify or args.bench:
         verify = {"targets": [t.strip() for t in args.verify_targets.split(",") if t.strip()],
                   "subgroups": args.subgroup_sizes, "bench": args.bench, "repeat": args.repeat,
-                  "check": args.verify}
+                  "check": args.verify, "bench_sizes": getattr(args, "bench_sizes", None)}
         from porter.verify.backends import TARGETS as VT
         bad = [t for t in verify["targets"] if t not in VT]
         if bad:

@@ -64,3 +64,19 @@ def test_subgroup_size_spec_constant_set_wrong_fails(results, sg):
     # the same shader with the constant left at 32 by a manifest without "value": the loops follow the constant
     r = results[("reduce_spec_32", "vulkan", f"sg{sg}", 1000)]
     assert r.status == "FAIL" and "out: 4 of 4 elements differ" in r.message, r.message
+
+
+def test_a_grid_beyond_the_device_limit_is_skipped_with_the_reason():
+    """lavapipe allows 65535 work groups per dimension (NVIDIA 2^31-1 in x): an H100-sized bench launch cannot run
+    there whatever the shader, so that size is skipped with the reason instead of failing the translation."""
+    from porter.verify.backends import Skip
+    from porter.verify.backends.vulkan import _check_launch
+
+    class Ctx:
+        max_invocations, max_group_size, max_group_count = 256, [256, 256, 64], [65535, 65535, 65535]
+    _check_launch(Ctx, (65535, 1, 1), (256, 1, 1))
+    with pytest.raises(Skip, match=r"maxComputeWorkGroupCount"):
+        _check_launch(Ctx, (5242880, 1, 1), (256, 1, 1))
+    with pytest.raises(Exception, match=r"workgroup limits") as e:
+        _check_launch(Ctx, (4, 1, 1), (512, 1, 1))          # a block too big is the translation's problem: FAIL
+    assert not isinstance(e.value, Skip)
