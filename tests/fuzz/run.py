@@ -51,6 +51,7 @@ def main(argv=None) -> int:
                  log=lambda s: print(s, flush=True), tree=tree)
     def write_json(c):
         if a.json:
+            os.makedirs(os.path.dirname(os.path.abspath(a.json)), exist_ok=True)
             with open(a.json, "w") as fh:
                 json.dump({"summary": c.summary(), "failures": c.failures, "inputs": c.inputs,
                            "invocations": c.invocations, "by_kind": dict(c.by_kind)}, fh, indent=1)
