@@ -83,3 +83,17 @@ def test_a_kernel_using_the_stubs_translates(tmp_path, target):
     out = res.shaders["k"] if target == "glsl" else res.text
     assert "__fdiv_rn(" not in out and "= __umulhi(" not in out
     assert "(p[7] + p[8]) * p[9]" in out                     # the rounding-mode product keeps its operands
+
+
+def test_rounding_mode_arithmetic_is_one_mapping_for_both_targets(tmp_path):
+    """__fmul_rn / __frcp_rn and their double forms come from one place (intrinsics.arithmetic): GLSL kept a
+    double `__drcp_rn` in double (it was computed in float), OpenCL gains `__drcp_rn`."""
+    from porter.translate.api import translate_file
+    p = tmp_path / "r.cu"
+    p.write_text("__global__ void k(double *d, float *f) {\n"
+                 "  d[0] = __drcp_rn(d[1]) + __dmul_rn(d[2], d[3]);\n  f[0] = __frcp_rz(f[1]) * __fadd_rz(f[2], f[3]);\n}\n")
+    g = translate_file(str(p), "glsl").shaders["k"]
+    assert "1.0 / d[1]" in g and "d[2] * d[3]" in g and "1.0 / f[1]" in g and "(f[2] + f[3])" in g
+    assert "float(d[1])" not in g
+    o = translate_file(str(p), "opencl").text
+    assert "1.0 / d[1]" in o and "1.0f / f[1]" in o and "(f[2] + f[3])" in o and "__drcp_rn" not in o

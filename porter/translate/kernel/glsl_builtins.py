@@ -206,19 +206,9 @@ class GlslBuiltins:
         if name in ("abs", "llabs", "labs") and len(xs) == 1:
             t = ct.promote(xs[0].ct)
             return E(f"abs({em.conv(xs[0], t).text})", t)
-        if name in ("__fdividef", "__fdiv_rn", "__fdiv_rz", "fdividef"):
-            a, b = em.conv(xs[0], F32), em.conv(xs[1], F32)
-            return E(f"{a.paren(3)} / {b.paren(2)}", F32, 3)
-        if name in ("__fadd_rn", "__fadd_rz", "__fsub_rn", "__fsub_rz", "__fmul_rn", "__fmul_rz",
-                    "__dadd_rn", "__dsub_rn", "__dmul_rn", "__ddiv_rn"):
-            ft = F64 if name.startswith("__d") and em.uses_double else F32
-            a, b = em.conv(xs[0], ft), em.conv(xs[1], ft)
-            op = {"add": "+", "sub": "-", "mul": "*", "div": "/"}[name[3:6]]
-            prec = 4 if op in "+-" else 3         # `__fmul_rn(a + b, c)` is (a + b) * c
-            return E(f"{a.paren(prec)} {op} {b.paren(prec - 1)}", ft, prec)
-        if name in ("__frcp_rn", "__frcp_rz", "__drcp_rn"):
-            a = em.conv(xs[0], F32)
-            return E(f"1.0 / {a.paren(2)}", F32, 3)
+        arith = intrinsics.arithmetic(em, name, xs, "1.0")
+        if arith is not None:
+            return arith
         if name in ("__saturatef", "saturate"):
             a = em.conv(xs[0], F32)
             return E(f"clamp({a.text}, 0.0, 1.0)", F32)

@@ -85,6 +85,32 @@ def spell(spelling: str, args: list[str]) -> str:
 
 # --- docs/intrinsics.md ----------------------------------------------------------------------------------------
 
+# rounding-mode and fast arithmetic: plain operators in both targets (neither exposes per-instruction rounding)
+_ROUNDED = {f"__{p}{op}_{r}": (p, op) for p in ("f", "d") for op in ("add", "sub", "mul", "div")
+            for r in ("rn", "rz", "ru", "rd")}
+_ROUNDED.update({"__fdividef": ("f", "div"), "fdividef": ("f", "div")})
+_RECIPROCAL = {f"__{p}rcp_{r}": p for p in ("f", "d") for r in ("rn", "rz", "ru", "rd")}
+
+
+def arithmetic(em, name: str, xs: list, one: str):
+    """`__fmul_rn(a, b)` -> `a * b` (parenthesised: `__fmul_rn(a + b, c)` is `(a + b) * c`), `__frcp_rn(x)` ->
+    `ONE / x`, in double for the `__d` forms when the kernel uses doubles; None for any other name. `one` is the
+    target's spelling of 1 in float."""
+    from porter.translate.kernel.ctype import F32, F64
+    from porter.translate.kernel.target import E
+    if name in _ROUNDED and len(xs) == 2:
+        p, op = _ROUNDED[name]
+        ft = F64 if p == "d" and em.uses_double else F32
+        a, b = em.conv(xs[0], ft), em.conv(xs[1], ft)
+        sym = {"add": "+", "sub": "-", "mul": "*", "div": "/"}[op]
+        prec = 4 if sym in "+-" else 3
+        return E(f"{a.paren(prec)} {sym} {b.paren(prec - 1)}", ft, prec)
+    if name in _RECIPROCAL and len(xs) == 1:
+        ft = F64 if _RECIPROCAL[name] == "d" and em.uses_double else F32
+        return E(f"{one if ft is F32 else '1.0'} / {em.conv(xs[0], ft).paren(2)}", ft, 3)
+    return None
+
+
 def default_output() -> Path:
     return Path(__file__).resolve().parents[3] / "docs" / "intrinsics.md"
 

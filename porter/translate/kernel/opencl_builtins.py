@@ -136,18 +136,9 @@ class OpenclBuiltins:
                 return E(f"fabs({xs[0].text})", t)
             # OpenCL's abs returns the unsigned type; CUDA's keeps the signed one
             return E(f"({self.type_name(t, em)})abs({em.conv(xs[0], t).text})", t, PREC_UNARY)
-        if name in ("__fdividef", "__fdiv_rn", "__fdiv_rz", "fdividef"):
-            a, b = em.conv(xs[0], F32), em.conv(xs[1], F32)
-            return E(f"{a.paren(3)} / {b.paren(2)}", F32, 3)
-        if name in ("__fadd_rn", "__fadd_rz", "__fsub_rn", "__fsub_rz", "__fmul_rn", "__fmul_rz",
-                    "__dadd_rn", "__dsub_rn", "__dmul_rn", "__ddiv_rn"):
-            ft = F64 if name.startswith("__d") and em.uses_double else F32
-            a, b = em.conv(xs[0], ft), em.conv(xs[1], ft)
-            op = {"add": "+", "sub": "-", "mul": "*", "div": "/"}[name[3:6]]
-            prec = 4 if op in "+-" else 3         # `__fmul_rn(a + b, c)` is (a + b) * c
-            return E(f"{a.paren(prec)} {op} {b.paren(prec - 1)}", ft, prec)
-        if name in ("__frcp_rn", "__frcp_rz"):
-            return E(f"1.0f / {em.conv(xs[0], F32).paren(2)}", F32, 3)
+        arith = intrinsics.arithmetic(em, name, xs, "1.0f")
+        if arith is not None:
+            return arith
         if name in ("__saturatef", "saturate"):
             return E(f"clamp({em.conv(xs[0], F32).text}, 0.0f, 1.0f)", F32)
         bitcast = {"__float_as_int": ("as_int", F32, I32), "__int_as_float": ("as_float", I32, F32),
