@@ -5,15 +5,7 @@
 # whl/ (cp312 wheels: libclang lark jinja2 markupsafe vulkan cffi pycparser), bin/ (glslangValidator, spirv-val).
 # Results land in $OUT (the device tool's output folder) or out/gpu.
 set -u
-G=.gpu
-for f in $G/debs/*.deb; do dpkg -x "$f" /; done
-ldconfig
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site $G/whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site:$PWD PATH=$PWD/$G/bin:$PATH PYTHONUNBUFFERED=1
-icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-[ -f $icd ] && export VK_DRIVER_FILES=$icd
-O=${OUT:-out/gpu}
-mkdir -p "$O"
+. "$(dirname "$0")/kit.sh"
 { nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv; } > "$O/device.txt" 2>&1
 python3 -m pytest -q -p no:cacheprovider tests/test_verify_gpu.py > "$O/pytest-gpu.txt" 2>&1
 echo "pytest gpu: $(tail -1 "$O/pytest-gpu.txt")"

@@ -6,15 +6,7 @@
 # Needs .gpu/ carried along, as bench/gpu/h100.sh describes (debs/, whl/, bin/). hip_reduce is left out: it is one
 # block of 256 threads by design, no size makes it run 1 ms.
 set -u
-G=.gpu
-for f in $G/debs/*.deb; do dpkg -x "$f" /; done
-ldconfig
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site $G/whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site:$PWD PATH=$PWD/$G/bin:$PATH PYTHONUNBUFFERED=1
-icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-[ -f $icd ] && export VK_DRIVER_FILES=$icd
-O=${OUT:-out/gpu}
-mkdir -p "$O"
+. "$(dirname "$0")/kit.sh"
 # EXAMPLES="examples/a examples/b" in the environment benches only those
 EXAMPLES=${EXAMPLES:-"examples/sgemm examples/warp_reduce examples/transpose examples/saxpy examples/matmul_tiled
   examples/block_reduce_perwarp examples/bad_branch examples/warp_histogram examples/struct_refs
