@@ -243,6 +243,30 @@ def test_warp_reduce_to_subgroup_ops_with_remaining_warning():
     assert not [d for d in fixed.diagnostics if d.code.startswith("CP1")]
 
 
+def test_subgroup_size_loops_are_marked_unroll():
+    # The NVIDIA Vulkan driver kept `for (o = sg / 2; o > 0; o /= 2)` a loop (SASS: a back branch per shuffle)
+    # where NVRTC unrolls the constant-32 original; [[unroll]] on exactly those loops (docs/performance.md).
+    s = shader(os.path.join(EXAMPLES, "warp_reduce", "warp_reduce.cu"), "warp_reduce")
+    loops = [ln.strip() for ln in s.splitlines() if re.search(r"\bfor \(", ln)]
+    sg_loops = [ln for ln in loops if "int offset = int(cuport_subgroup_size) / 2" in ln]
+    assert len(sg_loops) == 2 and all(ln.startswith("[[unroll]] for (") for ln in sg_loops)
+    # the warp-fold loop starts at the lane id (not a constant): no hint
+    fold = [ln for ln in loops if "cuport_w1" in ln]
+    assert fold and not any("[[unroll]]" in ln for ln in fold)
+    assert "#extension GL_EXT_control_flow_attributes : require" in s
+    from porter.translate.kernel.glsl import GlslTarget
+    t = GlslTarget.__new__(GlslTarget)
+    sg = "cuport_subgroup_size"
+    assert t.implicit_unroll(f"int o = int({sg}) / 2", "o > 0", "o /= 2") == "unroll"
+    assert t.implicit_unroll(f"uint m = 1u", f"m < {sg}", "m <<= 1") is None       # no subgroup size at the start
+    assert t.implicit_unroll(f"int o = int({sg}) / 2", "o > k", "o /= 2") is None  # bound is a variable
+    assert t.implicit_unroll(f"int o = n / {sg}", "o > 0", "o /= 2") is None        # start is a variable
+    assert t.implicit_unroll(f"int o = int({sg}) / 2", "o > 0", "o -= 1") is None   # not a halving/doubling step
+    # no subgroup loop, no extension
+    saxpy = shader(os.path.join(EXAMPLES, "saxpy", "saxpy.cu"), "saxpy")
+    assert "[[unroll]]" not in saxpy and "GL_EXT_control_flow_attributes" not in saxpy
+
+
 def test_transposes_keep_their_tiles():
     a = shader(os.path.join(EXAMPLES, "transpose", "transpose_naive_tile.cu"), "transpose_naive_tile")
     b = shader(os.path.join(EXAMPLES, "transpose", "transpose_padded.cu"), "transpose_padded")

@@ -106,10 +106,29 @@ def reduce_subgroup_add(t: str) -> str:
                 "#extension GL_KHR_shader_subgroup_basic : require\n#extension GL_KHR_shader_subgroup_arithmetic : require")
 
 
+def reduce_unroll(t: str) -> str:
+    """the shuffle loops over the subgroup size marked [[unroll]]: the NVIDIA driver keeps them as loops otherwise
+    (SASS: one SHFL.DOWN and a back branch per step), where NVRTC unrolls the constant-32 original."""
+    t = re.sub(r"(\n\s*)(for \(int offset = int\(cuport_subgroup_size\))", r"\1[[unroll]] \2", t)
+    if "[[unroll]] for (int offset" not in t:
+        raise SystemExit("variant: no shuffle loop over cuport_subgroup_size in the translation")
+    return t
+
+
+def reduce_unroll_no_guard(t: str) -> str:
+    return reduce_no_guard(reduce_unroll(t))
+
+
 CASES = [
     ("examples/warp_reduce/verify_spec.py", "warp_reduce", [("literal 32", reduce_literal_32),
                                                             ("no lane guard", reduce_no_guard),
-                                                            ("subgroupAdd", reduce_subgroup_add)]),
+                                                            ("subgroupAdd", reduce_subgroup_add),
+                                                            ("unroll", reduce_unroll),
+                                                            ("unroll + no guard", reduce_unroll_no_guard)]),
+    ("examples/block_reduce_perwarp/verify_spec.py", "block_reduce_perwarp", [("unroll", reduce_unroll),
+                                                                              ("no lane guard", reduce_no_guard),
+                                                                              ("unroll + no guard",
+                                                                               reduce_unroll_no_guard)]),
     ("examples/sgemm/verify_spec.py", "sgemm_fixed", [("vec4 shared tiles", sgemm_vec4_shared),
                                                        ("vec4 tiles + vec4 regs", sgemm_vec4_regs)]),
     ("examples/bad_branch/verify_spec.py", "bad_branch", [("load once", branch_load_once),

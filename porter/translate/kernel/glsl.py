@@ -5,6 +5,7 @@ the host dispatches exactly the CUDA grid; warp intrinsics become GL_KHR_shader_
 from __future__ import annotations
 
 import math
+import re
 
 from porter.translate import warp_sizing
 from porter.translate.kernel import ctype as ct
@@ -381,6 +382,25 @@ class GlslTarget(GlslBuiltins, Target):
 
     def struct_constructor(self, em, t: CType, parts) -> str:
         return f"{self.type_name(t, em)}({', '.join(parts)})"
+
+    # a loop over the subgroup size: `for (int o = int(cuport_subgroup_size) / 2; o > 0; o /= 2)`
+    _SG_LOOP_NAMES = {"int", "uint", SUBGROUP_SIZE}
+    _SG_LOOP_STEP = re.compile(r"^\s*(\w+)\s*(?:/=\s*2|>>=\s*1|\*=\s*2|<<=\s*1)\s*$")
+
+    def implicit_unroll(self, init: str, cond: str, inc: str) -> str | None:
+        """[[unroll]] for a loop whose start is the subgroup size (a spec constant) and that halves or doubles its
+        counter: NVRTC unrolls the constant-32 original into straight SHFLs, while the NVIDIA Vulkan driver kept
+        it a loop (a back branch and a counter per step, SASS in docs/performance.md) unless told to."""
+        m = re.match(r"^\s*(?:int|uint)\s+(\w+)\s*=\s*(.+)$", init)
+        step = self._SG_LOOP_STEP.match(inc)
+        if not m or not step or step.group(1) != m.group(1) or SUBGROUP_SIZE not in m.group(2):
+            return None
+        if not set(re.findall(r"[A-Za-z_]\w*", m.group(2))) <= self._SG_LOOP_NAMES:
+            return None
+        bound = re.match(rf"^\s*{m.group(1)}\s*(?:>|>=|<|<=)\s*(.+)$", cond)
+        if not bound or not set(re.findall(r"[A-Za-z_]\w*", bound.group(1))) <= self._SG_LOOP_NAMES:
+            return None
+        return "unroll"
 
     def loop_attribute(self, em, hint: str) -> str:
         if hint == "unroll":

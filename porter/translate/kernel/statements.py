@@ -257,7 +257,7 @@ class StatementsMixin:
                 init_t = self.x(init).text
         cond_t = self.cond(cond).text if cond is not None else ""
         inc_t = self.x(inc).text if inc is not None else ""
-        hint = self._unroll(n)
+        hint = self._unroll(n) or self.t.implicit_unroll(init_t, cond_t, inc_t)
         wrap_block = bool(pre_lines)
         if wrap_block:
             self.emit("{")

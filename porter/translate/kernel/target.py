@@ -174,6 +174,11 @@ class Target(abc.ABC):
     def loop_attribute(self, em, hint: str):
         """The text put before a loop for `#pragma unroll` (hint: "" or the count); "" for none."""
 
+    def implicit_unroll(self, init: str, cond: str, inc: str) -> str | None:
+        """An unroll hint for a loop the source did not mark (None: none). A target whose constants are only known
+        when the pipeline is made (GLSL's subgroup size) says here which loops a driver should still unroll."""
+        return None
+
     @abc.abstractmethod
     def builtin_type(self, em, name, n):
         """The C type of a builtin the target spells itself (e.g. dim3 members), or None."""
