@@ -46,30 +46,6 @@ def sgemm_vec4_regs(t: str) -> str:
     return _sub(t, "accum[m][n] += a_reg[m] * b_reg[n];", "accum[m][n] += a4[m >> 2][m & 3] * b4[n >> 2][n & 3];")
 
 
-def branch_select(t: str) -> str:
-    """bad_branch: one load, one store, the two paths as a select (what nvcc's if-conversion makes of it)."""
-    return _sub(t, """        if (data[tid] > 0.0) {
-            data[tid] = sqrt(data[tid]);  // Path A
-        } else {
-            data[tid] = -sqrt(-data[tid]);  // Path B
-        }""", """        float d = data[tid];
-        data[tid] = d > 0.0 ? sqrt(d) : -sqrt(-d);""")
-
-
-def branch_load_once(t: str) -> str:
-    """bad_branch: the branches kept, the value loaded once."""
-    return _sub(t, """        if (data[tid] > 0.0) {
-            data[tid] = sqrt(data[tid]);  // Path A
-        } else {
-            data[tid] = -sqrt(-data[tid]);  // Path B
-        }""", """        float d = data[tid];
-        if (d > 0.0) {
-            data[tid] = sqrt(d);
-        } else {
-            data[tid] = -sqrt(-d);
-        }""")
-
-
 def restrict_all(t: str) -> str:
     """every storage buffer restrict (not what the CUDA code promises: measured only)."""
     return re.sub(r"\) (writeonly |readonly )?buffer ", lambda m: f") {m.group(1) or ''}restrict buffer ", t)
@@ -106,34 +82,22 @@ def reduce_subgroup_add(t: str) -> str:
                 "#extension GL_KHR_shader_subgroup_basic : require\n#extension GL_KHR_shader_subgroup_arithmetic : require")
 
 
-def reduce_unroll(t: str) -> str:
-    """the shuffle loops over the subgroup size marked [[unroll]]: the NVIDIA driver keeps them as loops otherwise
-    (SASS: one SHFL.DOWN and a back branch per step), where NVRTC unrolls the constant-32 original."""
-    t = re.sub(r"(\n\s*)(for \(int offset = int\(cuport_subgroup_size\))", r"\1[[unroll]] \2", t)
+def reduce_no_unroll(t: str) -> str:
+    """the translation before [[unroll]] on the subgroup-size loops (the NVIDIA driver keeps them loops)."""
     if "[[unroll]] for (int offset" not in t:
-        raise SystemExit("variant: no shuffle loop over cuport_subgroup_size in the translation")
-    return t
-
-
-def reduce_unroll_no_guard(t: str) -> str:
-    return reduce_no_guard(reduce_unroll(t))
+        raise SystemExit("variant: no [[unroll]] shuffle loop in the translation")
+    return t.replace("[[unroll]] for (int offset", "for (int offset")
 
 
 CASES = [
     ("examples/warp_reduce/verify_spec.py", "warp_reduce", [("literal 32", reduce_literal_32),
                                                             ("no lane guard", reduce_no_guard),
                                                             ("subgroupAdd", reduce_subgroup_add),
-                                                            ("unroll", reduce_unroll),
-                                                            ("unroll + no guard", reduce_unroll_no_guard)]),
-    ("examples/block_reduce_perwarp/verify_spec.py", "block_reduce_perwarp", [("unroll", reduce_unroll),
-                                                                              ("no lane guard", reduce_no_guard),
-                                                                              ("unroll + no guard",
-                                                                               reduce_unroll_no_guard)]),
+                                                            ("no unroll", reduce_no_unroll)]),
+    ("examples/block_reduce_perwarp/verify_spec.py", "block_reduce_perwarp", [("no unroll", reduce_no_unroll),
+                                                                              ("no lane guard", reduce_no_guard)]),
     ("examples/sgemm/verify_spec.py", "sgemm_fixed", [("vec4 shared tiles", sgemm_vec4_shared),
                                                        ("vec4 tiles + vec4 regs", sgemm_vec4_regs)]),
-    ("examples/bad_branch/verify_spec.py", "bad_branch", [("load once", branch_load_once),
-                                                          ("select", branch_select),
-                                                          ("restrict", restrict_all)]),
     ("examples/struct_refs/verify_spec.py", "particle_step", [("restrict", restrict_all),
                                                               ("vec2 state", particle_vec2)]),
 ]

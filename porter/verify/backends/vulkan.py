@@ -207,12 +207,24 @@ class _Context:
             af.sType = vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT
             chain.append(af)
             enable.append("VK_EXT_shader_atomic_float")
+        # VK_EXT_pipeline_robustness: pipelines ask for no bounds checks on buffers. Without it the NVIDIA driver
+        # (580) checked every storage-buffer access although robustBufferAccess is off (SASS: a compare and a
+        # predicated LDG/STG per access, docs/performance.md), which CUDA does not do and which would turn an
+        # out-of-bounds read into a silent 0 instead of the fault or garbage verify should see.
+        self.robustness_off = False
+        if "VK_EXT_pipeline_robustness" in exts:
+            pr = ffi.new("VkPhysicalDevicePipelineRobustnessFeaturesEXT*")
+            pr.sType = vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_ROBUSTNESS_FEATURES_EXT
+            chain.append(pr)
         f2 = ffi.new("VkPhysicalDeviceFeatures2*")
         f2.sType = vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2
         for a, b in zip([f2] + chain, chain):
             a.pNext = b
         vk.vkGetPhysicalDeviceFeatures2(self.pd, f2)
         f2.features.robustBufferAccess = 0
+        if "VK_EXT_pipeline_robustness" in exts and pr.pipelineRobustness:
+            enable.append("VK_EXT_pipeline_robustness")
+            self.robustness_off = True
         self.required_subgroup = None
         if sc is not None and sc.subgroupSizeControl:
             sc.computeFullSubgroups = 0
@@ -355,8 +367,12 @@ class _Pipeline:
             if pin else None
         stage = vk.VkPipelineShaderStageCreateInfo(pNext=self._required, stage=vk.VK_SHADER_STAGE_COMPUTE_BIT,
                                                    module=self.module, pName="main", pSpecializationInfo=spec)
+        off = vk.VK_PIPELINE_ROBUSTNESS_BUFFER_BEHAVIOR_DISABLED_EXT
+        self._robustness = vk.VkPipelineRobustnessCreateInfoEXT(
+            storageBuffers=off, uniformBuffers=off, vertexInputs=off,
+            images=vk.VK_PIPELINE_ROBUSTNESS_IMAGE_BEHAVIOR_DISABLED_EXT) if ctx.robustness_off else None
         self.pipeline = vk.vkCreateComputePipelines(ctx.device, None, 1, [vk.VkComputePipelineCreateInfo(
-            stage=stage, layout=self.layout)], None)[0]
+            pNext=self._robustness, stage=stage, layout=self.layout)], None)[0]
         self.buffers = buffers
 
     def destroy(self):
