@@ -46,6 +46,55 @@ def sgemm_vec4_regs(t: str) -> str:
     return _sub(t, "accum[m][n] += a_reg[m] * b_reg[n];", "accum[m][n] += a4[m >> 2][m & 3] * b4[n >> 2][n & 3];")
 
 
+def sgemm_shift_index(t: str) -> str:
+    """tile-load index math on non-negative ints as shifts and masks (`idx >> 3`, `idx & 7`): the driver emitted
+    the signed-division fix-up (SHF, LOP3, IADD3, SHF) per tile element, every k step."""
+    t = _sub(t, "int r = idx / BK;", "int r = idx >> 3;")
+    t = _sub(t, "int c = idx % BK;", "int c = idx & 7;")
+    t = _sub(t, "int r = idx / BN;", "int r = idx >> 7;")
+    return _sub(t, "int c = idx % BN;", "int c = idx & 127;")
+
+
+def sgemm_hoisted_index(t: str) -> str:
+    """the loop-invariant tile coordinates computed once before the k loop (ptxas hoists them for CUDA; the NVIDIA
+    Vulkan driver recomputed them every k step)."""
+    t = _sub(t, "    for (int k = 0; k < K; k += BK) {",
+             "    int a_r[4], a_c[4], b_r[4], b_c[4];\n"
+             "    [[unroll]] for (int i = 0; i < 4; i++) {\n"
+             "        int idx = tid + i * NTHREADS;\n"
+             "        a_r[i] = idx / BK; a_c[i] = idx % BK; b_r[i] = idx / BN; b_c[i] = idx % BN;\n"
+             "    }\n"
+             "    for (int k = 0; k < K; k += BK) {")
+    t = _sub(t, "int r = idx / BK;", "int r = a_r[i];")
+    t = _sub(t, "int c = idx % BK;", "int c = a_c[i];")
+    t = _sub(t, "int r = idx / BN;", "int r = b_r[i];")
+    return _sub(t, "int c = idx % BN;", "int c = b_c[i];")
+
+
+def sgemm_shift_hoist(t: str) -> str:
+    """both: shifts and masks, computed once before the k loop."""
+    t = sgemm_hoisted_index(t)
+    return _sub(t, "a_r[i] = idx / BK; a_c[i] = idx % BK; b_r[i] = idx / BN; b_c[i] = idx % BN;",
+                "a_r[i] = idx >> 3; a_c[i] = idx & 7; b_r[i] = idx >> 7; b_c[i] = idx & 127;")
+
+
+def sgemm_vec4_accum(t: str) -> str:
+    """the 8x8 accumulators as 16 vec4 (the driver copied ~30 accumulators with MOVs at every k step's end)."""
+    t = _sub(t, "float accum[8][8];", "vec4 accum[8][2];")
+    t = _sub(t, "accum[m][n] = 0.0;", "accum[m][n >> 2][n & 3] = 0.0;")
+    t = _sub(t, "accum[m][n] += a_reg[m] * b_reg[n];", "accum[m][n >> 2][n & 3] += a_reg[m] * b_reg[n];")
+    return _sub(t, "C[row * N + col] = accum[m][n];", "C[row * N + col] = accum[m][n >> 2][n & 3];")
+
+
+def sgemm_all(t: str) -> str:
+    """shift + hoist + vec4 accumulators + vec4 tiles and registers."""
+    t = sgemm_vec4_regs(sgemm_shift_hoist(t))
+    t = _sub(t, "float accum[8][8];", "vec4 accum[8][2];")
+    t = _sub(t, "accum[m][n] = 0.0;", "accum[m][n >> 2][n & 3] = 0.0;")
+    t = _sub(t, "accum[m][n] += a4", "accum[m][n >> 2][n & 3] += a4")
+    return _sub(t, "C[row * N + col] = accum[m][n];", "C[row * N + col] = accum[m][n >> 2][n & 3];")
+
+
 def restrict_all(t: str) -> str:
     """every storage buffer restrict (not what the CUDA code promises: measured only)."""
     return re.sub(r"\) (writeonly |readonly )?buffer ", lambda m: f") {m.group(1) or ''}restrict buffer ", t)
@@ -76,7 +125,7 @@ def reduce_no_guard(t: str) -> str:
 
 def reduce_subgroup_add(t: str) -> str:
     """warp_reduce: each shuffle loop as one subgroupAdd (lane 0's value is the same sum)."""
-    t = re.sub(r"for \(int offset = [^\n]*\n\s*v \+= cuport_shfl_down_float\(v, uint\(offset\)\);\n\s*\}",
+    t = re.sub(r"(?:\[\[unroll\]\] )?for \(int offset = [^\n]*\n\s*v \+= cuport_shfl_down_float\(v, uint\(offset\)\);\n\s*\}",
                "v = subgroupAdd(v);", t)
     return _sub(t, "#extension GL_KHR_shader_subgroup_basic : require",
                 "#extension GL_KHR_shader_subgroup_basic : require\n#extension GL_KHR_shader_subgroup_arithmetic : require")
@@ -96,7 +145,12 @@ CASES = [
                                                             ("no unroll", reduce_no_unroll)]),
     ("examples/block_reduce_perwarp/verify_spec.py", "block_reduce_perwarp", [("no unroll", reduce_no_unroll),
                                                                               ("no lane guard", reduce_no_guard)]),
-    ("examples/sgemm/verify_spec.py", "sgemm_fixed", [("vec4 shared tiles", sgemm_vec4_shared),
+    ("examples/sgemm/verify_spec.py", "sgemm_fixed", [("shift index math", sgemm_shift_index),
+                                                       ("hoisted tile coordinates", sgemm_hoisted_index),
+                                                       ("shift + hoist", sgemm_shift_hoist),
+                                                       ("vec4 accumulators", sgemm_vec4_accum),
+                                                       ("all of these", sgemm_all),
+                                                       ("vec4 shared tiles", sgemm_vec4_shared),
                                                        ("vec4 tiles + vec4 regs", sgemm_vec4_regs)]),
     ("examples/struct_refs/verify_spec.py", "particle_step", [("restrict", restrict_all),
                                                               ("vec2 state", particle_vec2)]),
