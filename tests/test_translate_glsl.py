@@ -192,7 +192,7 @@ def test_register_tiled_sgemm_keeps_tiling_and_unrolling():
     assert s.count("[[unroll]] for") == 11
     assert "accum[m][n] += a_reg[m] * b_reg[n];" in s
     assert "shared float As[8][132];" in s and "shared float Bs[8][128];" in s
-    assert "int c = idx % BK;" in s                      # non-negative operands: plain %
+    assert "int c = idx & 7;" in s                        # non-negative over a power of two: a mask
     assert res.manifests["sgemm_fixed"]["local_size"] == [16, 16, 1]
 
 
@@ -465,3 +465,17 @@ def test_if_else_stores_to_one_element_become_one_select(tmp_path):
     assert text.count(" ? ") == 1
     assert "d[i] += 1.0;" in text and "q[i + 1] = 2;" in text and "q[i] = 3;" in text and "q[i] = 4;" in text
     assert res.shaders and translate_file(str(p), "opencl").text.count(" ? ") == 0    # OpenCL: as written
+
+
+def test_nonnegative_pow2_division_is_a_shift():
+    # the NVIDIA Vulkan driver emitted the signed-division fix-up for `idx / 8` and kept it in the SGEMM's k loop
+    # (docs/performance.md, round 4); provably non-negative values get a shift / mask, the rest keep C's meaning
+    s = shader("pow2_index.cu", "pow2_index")
+    assert "int row = tid >> 3;" in s and "int col = tid & 7;" in s
+    assert "int back = (tid - shift) / 4;" in s                      # may be negative: rounds toward zero
+    assert "int wrap = cuport_rem_int(tid - shift, 4);" in s          # may be negative: C's remainder
+    assert "int per = 256 / TILE;" in s                               # a constant expression stays as written
+    ocl = translate_file(os.path.join(FIX, "pow2_index.cu"), "opencl").text
+    assert "int row = tid >> 3;" in ocl and "int col = tid & 7;" in ocl and "int back = (tid - shift) / 4;" in ocl
+    sgemm = shader(os.path.join(EXAMPLES, "sgemm", "sgemm_fixed.cu"), "sgemm_fixed")
+    assert "int r = idx >> 3;" in sgemm and "int c = idx & 7;" in sgemm

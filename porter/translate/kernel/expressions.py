@@ -367,6 +367,16 @@ class ExpressionsMixin:
         rt = BOOL if op in COMPARE else c
         if op == "%" and c.is_signed and not self._nonneg(n):
             return self.t.signed_remainder(self, a, b, c)
+        k = self._pow2_divisor(n) if op in ("/", "%") and c.kind == "scalar" and c.is_int and c.is_signed \
+            and c.bits == 32 else None
+        if k is not None and self._nonneg(n):
+            # a non-negative int over a power of two is a shift or a mask; written as `/` or `%` the NVIDIA Vulkan
+            # driver emitted the signed-division fix-up (4 instructions each) and kept it in the loop
+            # (docs/performance.md, round 4: +2% on the SGEMM)
+            if op == "/":
+                return E(f"{a.paren(BINARY_PREC['>>'])} >> {k}", c, BINARY_PREC[">>"])
+            mask = self.t.literal((1 << k) - 1, c, self)
+            return E(f"{a.paren(BINARY_PREC['&'])} & {mask}", c, BINARY_PREC["&"])
         if a.lit is not None and b.lit is not None and c.kind == "scalar" and op in ("+", "-", "*") and c.is_int:
             v = wrap({"+": a.lit + b.lit, "-": a.lit - b.lit, "*": a.lit * b.lit}[op], c)
             if a.text.lstrip("-").replace("u", "").isdigit() and b.text.lstrip("-").replace("u", "").isdigit():
@@ -375,6 +385,18 @@ class ExpressionsMixin:
         if op not in COMPARE and a.tt == b.tt and a.tt != c:
             tt = a.tt
         return E(f"{a.paren(p)} {op} {b.paren(p - 1)}", rt, p, tt=tt)
+
+    @staticmethod
+    def _pow2_divisor(n) -> int | None:
+        """log2 of the divisor of `n` (a `/` or `%`, or their compound assignment) when it is a constant power of
+        two above 1."""
+        if n is None or len(n.children) != 2 or isinstance(n.children[0].value, (int, float)) or \
+                n.children[0].is_warp_size():
+            return None             # a constant expression stays as written: the compiler folds it
+        v = n.children[1].value
+        if isinstance(v, bool) or not isinstance(v, int) or v < 2 or v & (v - 1):
+            return None
+        return v.bit_length() - 1
 
     def _nonneg(self, n) -> bool:
         """Both operands of a signed `%` are known to be non-negative (then `%` means the same everywhere)."""
