@@ -95,7 +95,7 @@ def test_glsl_reference_local_is_an_alias_with_indices_evaluated_once():
     s = tr(REFS, "glsl").shaders
     assert "int cuport_r_i = i;" in s["scalar_refs"]
     assert "out_[cuport_r_i] += " in s["scalar_refs"]
-    assert "int cuport_mine_i = (t + 1) % 64;" in s["shared_structs"]
+    assert "int cuport_mine_i = (t + 1) & 63;" in s["shared_structs"]
     assert "total(tile[cuport_mine_i])" in s["shared_structs"]
 
 
@@ -117,7 +117,7 @@ def test_opencl_references_are_pointers_in_the_referents_space():
     assert "float total_l(__local const Acc* a)" in t          # an element of a __local struct array
     assert "float twice_p(const float* x)" in t and "float twice(float x)" in t   # object / temporary
     assert "__global float* r = &out[i];" in t and "(*r) += " in t
-    assert "__local const Acc* mine = &tile[(t + 1) % 64];" in t
+    assert "__local const Acc* mine = &tile[(t + 1) & 63];" in t
     assert "(*p).acc.sum[k] *= s;" in t
     assert "float sum[4];" in t                                # array members in C declarator order
 
