@@ -2,6 +2,7 @@
 casts and constructors; each returns an E (target text, C type, precedence)."""
 from __future__ import annotations
 
+import math
 import re
 from porter.translate import warp_sizing
 from porter.translate.kernel import ctype as ct
@@ -54,6 +55,10 @@ class ExpressionsMixin:
         t = self.ty(n).unqualified()
         if t.kind != "scalar":
             return None
+        if isinstance(v, float) and not math.isfinite(v):
+            # INFINITY / NAN: GLSL spells them with uintBitsToFloat (not a constant expression) and OpenCL's
+            # own INFINITY macro must not be redefined: the literal inline
+            return E(self.t.literal(v, t, self), t, lit=v)
         if isinstance(v, int):
             v = wrap(v, t) if t.is_int else v
         ident = self.t.ident(mname)
