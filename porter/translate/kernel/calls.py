@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 from porter.frontend.lexer import split_top_level
 from porter.frontend.model import result_type_spelling
+from porter.translate.kernel import ctors
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import refs
 from porter.translate.kernel.ctype import CType
@@ -185,6 +186,10 @@ class CallsMixin:
             if ft.kind == "vector":
                 parts = [self.conv(self.x(a), ft.elem).text for a in args]
                 return E(self.t.vector_constructor(self, ft, parts), ft)
+            if ft.kind == "struct":
+                e = ctors.construct(self, n, ft, args)
+                if e is not None:
+                    return e
             self.fail(n, f"the constructor `{n.text}`")
         name = self.callee_name(n)
         if name == "operator=" and self._callee_fn(n) is None:
@@ -206,6 +211,10 @@ class CallsMixin:
                 return E(self.t.vector_constructor(self, t, parts), t)
             if t.kind == "struct" and len(args) == 1 and self.ty(args[0]).same(t):
                 return self.x(args[0])
+            if t.kind == "struct":
+                e = ctors.construct(self, n, t, args)
+                if e is not None:
+                    return e
             if t.kind in ("struct", "vector") and not args:
                 return self.zero(t)
             if t.kind in ("scalar",) and len(args) == 1:

@@ -122,12 +122,16 @@ class ExpressionsMixin:
         if isinstance(v, int):
             t = U64 if self.t.size_t_64 else U32
             return E(self.t.literal(v, t, self), t, lit=v)
-        m = re.match(r"sizeof\s*\(\s*([\w\s]+?)\s*\)$", n.text)
+        m = re.match(r"sizeof\s*\(\s*([\w\s:]+?)\s*\)$", n.text)
         if m:
-            tt = self.parse_type(m.group(1))
+            operand = [c for c in n.children if c.kind not in NON_EXPR]
+            # sizeof(v) of a value (a template-typed one too: sizeof(i) with T i): the size of its type here
+            tt = self.ty(operand[0]) if operand and n.text.lstrip().startswith("sizeof") else \
+                self.parse_type(m.group(1))
             s = ct.c_size(tt, {k: [(f, self.decl_type(fn)) for f, fn in v2] for k, v2 in self.u.structs.items()})
             if s is not None:
-                return E(self.t.literal(s, U64, self), U64, lit=s)
+                t = U64 if self.t.size_t_64 else U32
+                return E(self.t.literal(s, t, self), t, lit=s)
         self.fail(n, f"`{n.text}`")
 
     def x_DECL_REF_EXPR(self, n, mode="r"):

@@ -313,6 +313,11 @@ class TypesMixin:
                 parts.append(self.zero(t.elem).text)
             return E(self.t.vector_constructor(self, t, parts), t)
         if t.kind == "struct":
+            if init.kind in ("CALL_EXPR", "CXX_CONSTRUCT_EXPR", "CXX_TEMPORARY_OBJECT_EXPR"):
+                from porter.translate.kernel import ctors   # (ctors imports this module)
+                e = ctors.construct(self, init, t, items)   # `T v(a, b)`: its constructor, not field order
+                if e is not None:
+                    return e
             fields = self.u.structs[t.name]
             parts = []
             for i, (_fname, fnode) in enumerate(fields):
