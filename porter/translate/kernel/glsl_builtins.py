@@ -180,6 +180,9 @@ class GlslBuiltins:
     # --- math ---
     def math(self, em, name, n, args) -> E | None:
         sig = em.signature(n)
+        e = intrinsics.integer(em, self, name, n, args)   # the `int` rows
+        if e is not None:
+            return e
         hit = intrinsics.resolve(name, "glsl")        # rules/kernel/intrinsics.csv
         if hit is not None and hit.row.glsl:
             ft = F32 if hit.single else (sig[0] if sig and sig[0].is_float else F32)
@@ -264,6 +267,12 @@ class GlslBuiltins:
             return E(f"{hname}({a.text})", I32)
         if name == "__brev":
             return E(f"bitfieldReverse({em.conv(xs[0], U32).text})", U32)
+        if name == "__brevll":
+            a = em.conv(xs[0], ct.U64)
+            hname = em.helper("cuport_brevll", "uint64_t cuport_brevll(uint64_t x)\n{\n"
+                              "    return (uint64_t(bitfieldReverse(uint(x))) << 32) | "
+                              "uint64_t(bitfieldReverse(uint(x >> 32)));\n}")
+            return E(f"{hname}({a.text})", ct.U64)
         if name in ("__mul24", "__umul24"):
             t = I32 if name == "__mul24" else U32
             a, b = em.conv(xs[0], t), em.conv(xs[1], t)
