@@ -146,9 +146,9 @@ class CallsMixin:
                 if kind == "type":
                     subst[pname] = self.parse_type(a)
                 else:
-                    v = None
+                    v = {"true": 1, "false": 0}.get(a.strip())
                     try:
-                        v = int(a, 0)
+                        v = int(a, 0) if v is None else v
                     except ValueError:
                         v = self.model.macro_value(a)
                         if v is None and self.frame and a in self.frame.subst:
@@ -166,7 +166,8 @@ class CallsMixin:
                         subst[pname] = element(at).unqualified()
         for pname, kind, d in params:
             if pname not in subst and d is not None:
-                subst[pname] = self.parse_type(d.spelling) if kind == "type" else d.value
+                subst[pname] = self.parse_type(d.spelling) if kind == "type" else \
+                    (int(d.text.strip() == "true") if d.kind == "CXX_BOOL_LITERAL_EXPR" else d.value)
         return subst
 
     def _functional_cast_type(self, n) -> CType | None:
