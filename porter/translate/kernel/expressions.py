@@ -128,11 +128,21 @@ class ExpressionsMixin:
             # sizeof(v) of a value (a template-typed one too: sizeof(i) with T i): the size of its type here
             tt = self.ty(operand[0]) if operand and n.text.lstrip().startswith("sizeof") else \
                 self.parse_type(m.group(1))
+            if operand and not self.uses_double and "f32" in repr(tt) and self._demotes_doubles():
+                # a double this kernel computes in float (no double in its signature): sizeof must still be 8
+                self.fail(n, f"`{n.text}` of a value whose type may be a double computed in float here")
             s = ct.c_size(tt, {k: [(f, self.decl_type(fn)) for f, fn in v2] for k, v2 in self.u.structs.items()})
             if s is not None:
                 t = U64 if self.t.size_t_64 else U32
                 return E(self.t.literal(s, t, self), t, lit=s)
         self.fail(n, f"`{n.text}`")
+
+    def _demotes_doubles(self) -> bool:
+        """Double values (a `1.0` literal) this kernel computes in float: their sizeof would read 4, not 8."""
+        if getattr(self, "_demotes", None) is None:
+            self._demotes = any(nd.kind == "FLOATING_LITERAL" and "double" in (nd.type or "")
+                                for f in self._reachable(self.fn).values() for nd in f.node.walk())
+        return self._demotes
 
     def x_DECL_REF_EXPR(self, n, mode="r"):
         if n.is_warp_size():
