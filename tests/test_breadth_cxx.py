@@ -12,7 +12,7 @@ from porter.translate.kernel.validate import opencl_context, tool
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(ROOT, "tests", "fixtures", "breadth", "cxx")
-KERNELS = {"ctor_index", "row_max", "int_ops", "small_matmul", "dpow", "wide_stride"}
+KERNELS = {"ctor_index", "row_max", "int_ops", "small_matmul", "dpow", "wide_stride", "atomics64"}
 
 
 def can_validate(target):
