@@ -13,6 +13,7 @@ from porter.translate.kernel.validate import opencl_context, tool
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(ROOT, "tests", "fixtures", "breadth", "cxx")
 KERNELS = {"ctor_index", "row_max", "int_ops", "small_matmul", "dpow", "wide_stride", "atomics64"}
+INSTANCES = {"same_kind<float>", "same_kind<int>"}      # std::is_same folded per instantiation
 
 
 def can_validate(target):
@@ -38,7 +39,7 @@ def refusal(res):
 @pytest.mark.parametrize("target", ["glsl", "opencl"])
 def test_fixture_translates_every_kernel_to_valid_output(target):
     res = translate_file(os.path.join(FIX, "cxx.cu"), target, validate=can_validate(target))
-    assert outputs(res) == KERNELS, [d.message for d in res.diagnostics]
+    assert outputs(res) == KERNELS | INSTANCES, [d.message for d in res.diagnostics]
     assert not res.failed_kernels
     if res.extra.get("validation"):
         assert all(v["ok"] for v in res.extra["validation"].values()), res.extra["validation"]
@@ -59,6 +60,7 @@ def test_fixture_spellings(tmp_path):
     o = translate_file(os.path.join(FIX, "cxx.cu"), "opencl", validate=False)
     assert "abs_diff(a, b) + c" in o.text and "hadd(" in o.text
     assert "#define INFINITY" not in o.text and "(-INFINITY)" in o.text
+    assert "out_[i] = true ? " in g.shaders["same_kind<float>"] and "out_[i] = false ? " in g.shaders["same_kind<int>"]
 
 
 def test_int_rows_are_data():
@@ -85,6 +87,8 @@ def test_fixture_matches_numpy_on_lavapipe_and_pocl(monkeypatch):
     ran = {(r.case, r.target, r.variant): r.status for r in results if r.status != "skipped"}
     assert set(ran.values()) == {"pass"}, [(r.case, r.target, r.variant, r.message) for r in results]
     want = {(k, "vulkan", f"sg{s}") for k in KERNELS for s in (4, 8, 16)} | {(k, "opencl", "-") for k in KERNELS}
+    want |= {(f"same_kind<{t}>@vulkan", "vulkan", f"sg{s}") for t in ("float", "int") for s in (4, 8, 16)}
+    want |= {(f"same_kind_{t}@opencl", "opencl", "-") for t in ("float", "int")}
     assert want <= set(ran)
 
 
@@ -139,3 +143,11 @@ def test_sizeof_of_a_double_computed_in_float_is_refused(tmp_path, target):
             "__global__ void k(unsigned *o) {\n  o[threadIdx.x] = sz(1.0);\n}\n")
     d = refusal(translate_text(tmp_path, target, code))
     assert (d.row, d.column) == (1, 60) and "`sizeof(v)`" in d.message
+
+
+def test_is_same_with_a_type_cuport_cannot_read_is_refused(tmp_path):
+    code = ("#include <type_traits>\nstruct Unknown; template <typename T> __global__ void k(T *o) {\n"
+            "  o[threadIdx.x] = std::is_same<T, Unknown>::value ? 1 : 2;\n}\n"
+            "int main() { int *p = 0; k<int><<<1, 32>>>(p); return 0; }\n")
+    d = refusal(translate_text(tmp_path, "opencl", code))
+    assert d.row == 3 and "is_same" in d.message

@@ -147,6 +147,8 @@ class ExpressionsMixin:
     def x_DECL_REF_EXPR(self, n, mode="r"):
         if n.is_warp_size():
             return self.t.warp_size(self)
+        if "is_same" in n.text:
+            return self._is_same(n)
         r = n.ref
         rk = n.ref_kind
         fr = self.frame
@@ -194,6 +196,19 @@ class ExpressionsMixin:
         if r.kind in ("FUNCTION_DECL", "FUNCTION_TEMPLATE"):
             self.fail(n, f"a function pointer (`{n.spelling}` used as a value)")
         self.fail(n, f"a reference to `{n.spelling}` ({r.kind.lower()})")
+
+    def _is_same(self, n) -> E:
+        """`std::is_same<T, U>::value` / `std::is_same_v<T, U>`: true or false for this instantiation."""
+        from porter.frontend.lexer import split_top_level
+        m = re.fullmatch(r"\s*(?:std::)?is_same(_v)?\s*<(.*)>\s*(::\s*value)?\s*", n.text, re.S)
+        parts = split_top_level(m.group(2)) if m and (m.group(1) or m.group(3)) else []
+        if len(parts) != 2:
+            self.fail(n, f"`{n.text}`")
+        a, b = (self.parse_type(p.strip()) for p in parts)
+        if "unknown" in (a.kind, b.kind) or (not self.uses_double and "double" in n.text):
+            self.fail(n, f"`{n.text}` (a type cuport cannot compare here)")
+        v = a == b    # cv-qualifiers count, as in C++
+        return E("true" if v else "false", BOOL, lit=v)
 
     def global_var(self, n, r, mode) -> E:
         """File-scope variables: constants fold; initialised __constant__ arrays become target constants."""
