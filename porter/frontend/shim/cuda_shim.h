@@ -130,6 +130,10 @@ __device__ double atomicAdd(double *, double);
 __device__ float atomicExch(float *, float);
 __device__ float atomicMax(float *, float);
 __device__ float atomicMin(float *, float);
+/* long long overloads (compute capability 3.5+ / 5.0+) */
+__device__ long long atomicMin(long long *, long long); __device__ long long atomicMax(long long *, long long);
+__device__ long long atomicAnd(long long *, long long); __device__ long long atomicOr(long long *, long long);
+__device__ long long atomicXor(long long *, long long);
 __device__ int atomicCAS(int *, int, int);
 __device__ unsigned int atomicCAS(unsigned int *, unsigned int, unsigned int);
 __device__ unsigned long long atomicCAS(unsigned long long *, unsigned long long, unsigned long long);

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 from porter.frontend.lexer import split_top_level
 from porter.frontend.model import result_type_spelling
+from porter.translate.kernel import ctors
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import refs
 from porter.translate.kernel.ctype import CType
@@ -145,9 +146,9 @@ class CallsMixin:
                 if kind == "type":
                     subst[pname] = self.parse_type(a)
                 else:
-                    v = None
+                    v = {"true": 1, "false": 0}.get(a.strip())
                     try:
-                        v = int(a, 0)
+                        v = int(a, 0) if v is None else v
                     except ValueError:
                         v = self.model.macro_value(a)
                         if v is None and self.frame and a in self.frame.subst:
@@ -165,7 +166,8 @@ class CallsMixin:
                         subst[pname] = element(at).unqualified()
         for pname, kind, d in params:
             if pname not in subst and d is not None:
-                subst[pname] = self.parse_type(d.spelling) if kind == "type" else d.value
+                subst[pname] = self.parse_type(d.spelling) if kind == "type" else \
+                    (int(d.text.strip() == "true") if d.kind == "CXX_BOOL_LITERAL_EXPR" else d.value)
         return subst
 
     def _functional_cast_type(self, n) -> CType | None:
@@ -185,6 +187,10 @@ class CallsMixin:
             if ft.kind == "vector":
                 parts = [self.conv(self.x(a), ft.elem).text for a in args]
                 return E(self.t.vector_constructor(self, ft, parts), ft)
+            if ft.kind == "struct":
+                e = ctors.construct(self, n, ft, args)
+                if e is not None:
+                    return e
             self.fail(n, f"the constructor `{n.text}`")
         name = self.callee_name(n)
         if name == "operator=" and self._callee_fn(n) is None:
@@ -206,6 +212,10 @@ class CallsMixin:
                 return E(self.t.vector_constructor(self, t, parts), t)
             if t.kind == "struct" and len(args) == 1 and self.ty(args[0]).same(t):
                 return self.x(args[0])
+            if t.kind == "struct":
+                e = ctors.construct(self, n, t, args)
+                if e is not None:
+                    return e
             if t.kind in ("struct", "vector") and not args:
                 return self.zero(t)
             if t.kind in ("scalar",) and len(args) == 1:

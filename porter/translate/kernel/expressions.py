@@ -2,6 +2,7 @@
 casts and constructors; each returns an E (target text, C type, precedence)."""
 from __future__ import annotations
 
+import math
 import re
 from porter.translate import warp_sizing
 from porter.translate.kernel import ctype as ct
@@ -54,6 +55,10 @@ class ExpressionsMixin:
         t = self.ty(n).unqualified()
         if t.kind != "scalar":
             return None
+        if isinstance(v, float) and not math.isfinite(v):
+            # INFINITY / NAN: GLSL spells them with uintBitsToFloat (not a constant expression) and OpenCL's
+            # own INFINITY macro must not be redefined: the literal inline
+            return E(self.t.literal(v, t, self), t, lit=v)
         if isinstance(v, int):
             v = wrap(v, t) if t.is_int else v
         ident = self.t.ident(mname)
@@ -117,17 +122,33 @@ class ExpressionsMixin:
         if isinstance(v, int):
             t = U64 if self.t.size_t_64 else U32
             return E(self.t.literal(v, t, self), t, lit=v)
-        m = re.match(r"sizeof\s*\(\s*([\w\s]+?)\s*\)$", n.text)
+        m = re.match(r"sizeof\s*\(\s*([\w\s:]+?)\s*\)$", n.text)
         if m:
-            tt = self.parse_type(m.group(1))
+            operand = [c for c in n.children if c.kind not in NON_EXPR]
+            # sizeof(v) of a value (a template-typed one too: sizeof(i) with T i): the size of its type here
+            tt = self.ty(operand[0]) if operand and n.text.lstrip().startswith("sizeof") else \
+                self.parse_type(m.group(1))
+            if operand and not self.uses_double and "f32" in repr(tt) and self._demotes_doubles():
+                # a double this kernel computes in float (no double in its signature): sizeof must still be 8
+                self.fail(n, f"`{n.text}` of a value whose type may be a double computed in float here")
             s = ct.c_size(tt, {k: [(f, self.decl_type(fn)) for f, fn in v2] for k, v2 in self.u.structs.items()})
             if s is not None:
-                return E(self.t.literal(s, U64, self), U64, lit=s)
+                t = U64 if self.t.size_t_64 else U32
+                return E(self.t.literal(s, t, self), t, lit=s)
         self.fail(n, f"`{n.text}`")
+
+    def _demotes_doubles(self) -> bool:
+        """Double values (a `1.0` literal) this kernel computes in float: their sizeof would read 4, not 8."""
+        if getattr(self, "_demotes", None) is None:
+            self._demotes = any(nd.kind == "FLOATING_LITERAL" and "double" in (nd.type or "")
+                                for f in self._reachable(self.fn).values() for nd in f.node.walk())
+        return self._demotes
 
     def x_DECL_REF_EXPR(self, n, mode="r"):
         if n.is_warp_size():
             return self.t.warp_size(self)
+        if "is_same" in n.text:
+            return self._is_same(n)
         r = n.ref
         rk = n.ref_kind
         fr = self.frame
@@ -175,6 +196,19 @@ class ExpressionsMixin:
         if r.kind in ("FUNCTION_DECL", "FUNCTION_TEMPLATE"):
             self.fail(n, f"a function pointer (`{n.spelling}` used as a value)")
         self.fail(n, f"a reference to `{n.spelling}` ({r.kind.lower()})")
+
+    def _is_same(self, n) -> E:
+        """`std::is_same<T, U>::value` / `std::is_same_v<T, U>`: true or false for this instantiation."""
+        from porter.frontend.lexer import split_top_level
+        m = re.fullmatch(r"\s*(?:std::)?is_same(_v)?\s*<(.*)>\s*(::\s*value)?\s*", n.text, re.S)
+        parts = split_top_level(m.group(2)) if m and (m.group(1) or m.group(3)) else []
+        if len(parts) != 2:
+            self.fail(n, f"`{n.text}`")
+        a, b = (self.parse_type(p.strip()) for p in parts)
+        if "unknown" in (a.kind, b.kind) or (not self.uses_double and "double" in n.text):
+            self.fail(n, f"`{n.text}` (a type cuport cannot compare here)")
+        v = a == b    # cv-qualifiers count, as in C++
+        return E("true" if v else "false", BOOL, lit=v)
 
     def global_var(self, n, r, mode) -> E:
         """File-scope variables: constants fold; initialised __constant__ arrays become target constants."""

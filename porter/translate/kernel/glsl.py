@@ -87,6 +87,15 @@ def _ext_order(name: str):
     return (order.index(name) if name in order else len(order), name)
 
 
+_SPEC_NAMES = {"gl_WorkGroupSize", "SHARED_BYTES"}
+
+
+def _spec_constant(text: str) -> bool:
+    """The expression is made of specialization constants (and literals) only: glslang folds it into one."""
+    names = set(re.findall(r"\b[A-Za-z_]\w*", text)) - {"x", "y", "z", "int", "uint"}
+    return bool(names) and names <= _SPEC_NAMES
+
+
 def _float_text(v: float, t: CType) -> str:
     if math.isinf(v) or math.isnan(v):
         bits = {True: 0x7f800000, False: 0xff800000}[v > 0] if math.isinf(v) else 0x7fc00000
@@ -354,6 +363,12 @@ class GlslTarget(GlslBuiltins, Target):
                 return E(e.text, dst, e.prec, src)
             if dst.is_bool and (src.is_int or src.is_float):
                 return E(f"{e.paren(PREC_REL)} != {self.literal(0, src, em)}", BOOL, 7)
+            if em is not None and src.is_int and dst.is_int and src.bits != dst.bits and _spec_constant(e.text):
+                # a width change of a spec constant would be a spec-constant UConvert/SConvert, which SPIR-V
+                # before 1.4 allows only in kernels: convert at run time through a function call instead
+                st, dn = self.type_name(src, em), self.type_name(dst, em)
+                hname = em.helper(f"cuport_{dn}_of_{st}", f"{dn} cuport_{dn}_of_{st}({st} v) {{ return {dn}(v); }}")
+                return E(f"{hname}({unparen(e.text)})", dst, PREC_PRIMARY)
             return E(f"{self.type_name(dst, em)}({unparen(e.text)})", dst, PREC_PRIMARY)
         if src.kind == "vector" and dst.kind == "vector" and src.n == dst.n:
             return E(f"{self.type_name(dst, em)}({e.text})", dst, PREC_PRIMARY)

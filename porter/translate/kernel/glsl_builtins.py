@@ -180,11 +180,18 @@ class GlslBuiltins:
     # --- math ---
     def math(self, em, name, n, args) -> E | None:
         sig = em.signature(n)
+        e = intrinsics.integer(em, self, name, n, args)   # the `int` rows
+        if e is not None:
+            return e
         hit = intrinsics.resolve(name, "glsl")        # rules/kernel/intrinsics.csv
         if hit is not None and hit.row.glsl:
             ft = F32 if hit.single else (sig[0] if sig and sig[0].is_float else F32)
             if not em.uses_double:
                 ft = F32
+            if ft == F64 and hit.base == "pow" and len(args) == 2:
+                k = self.constant_exponent(em, args[1])
+                if k is not None:
+                    return self.int_power(em, em.conv(em.x(args[0]), F64), k)
             if ft == F64 and not hit.row.glsl_f64:
                 em.fail(n, f"double-precision `{name}` (GLSL has it for 32-bit floats only)")
             xs = [em.conv(em.x(a), ft) for a in args]
@@ -264,6 +271,12 @@ class GlslBuiltins:
             return E(f"{hname}({a.text})", I32)
         if name == "__brev":
             return E(f"bitfieldReverse({em.conv(xs[0], U32).text})", U32)
+        if name == "__brevll":
+            a = em.conv(xs[0], ct.U64)
+            hname = em.helper("cuport_brevll", "uint64_t cuport_brevll(uint64_t x)\n{\n"
+                              "    return (uint64_t(bitfieldReverse(uint(x))) << 32) | "
+                              "uint64_t(bitfieldReverse(uint(x >> 32)));\n}")
+            return E(f"{hname}({a.text})", ct.U64)
         if name in ("__mul24", "__umul24"):
             t = I32 if name == "__mul24" else U32
             a, b = em.conv(xs[0], t), em.conv(xs[1], t)
@@ -285,6 +298,46 @@ class GlslBuiltins:
         if name in ("clock", "clock64", "__nanosleep", "__trap", "__brkpt", "__prof_trigger", "globaltimer"):
             em.fail(n, f"`{name}`", "CP907")
         return None
+
+    @staticmethod
+    def constant_exponent(em, node) -> int | None:
+        """A small whole exponent: a constant, or a local initialised with one and never written (`double gam =
+        7.0; pow(x, gam)`)."""
+        from porter.translate.kernel import refs
+        v = node.value
+        s = node.strip
+        if not isinstance(v, (int, float)) and s.kind == "DECL_REF_EXPR" and s.ref is not None and \
+                s.ref.kind == "VAR_DECL" and em.model.function_of(s.ref) is not None:
+            init = em.init_of(s.ref)
+            fn = em.frame.fn
+            if init is not None and not refs.writes(em, fn, s.ref) and fn.node.start <= s.ref.start < fn.node.end:
+                v = init.value
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v) or not -8 <= v <= 8:
+            return None
+        return int(v)
+
+    def int_power(self, em, x: E, k: int) -> E:
+        """pow(x, k) in double for a whole k in -8..8 (GLSL has no double pow): square and multiply, at most four
+        roundings (CUDA's pow: within 2 ulp; these within a few ulp); x^0 = 1 as C's pow, NaN included."""
+        if k == 0:
+            return E("1.0lf", F64)
+        n = abs(k)
+        lines, have = [], {1: "x"}
+        e = 1
+        while e * 2 <= n:
+            lines.append(f"    double x{e * 2} = x{e if e > 1 else ''} * x{e if e > 1 else ''};")
+            have[e * 2] = f"x{e * 2}"
+            e *= 2
+        terms, rest = [], n
+        for p in sorted(have, reverse=True):
+            if p <= rest:
+                terms.append(have[p])
+                rest -= p
+        prod = " * ".join(terms)
+        body = "\n".join(lines + [f"    return {'1.0lf / (' + prod + ')' if k < 0 else prod};"])
+        hname = f"cuport_pow{'m' if k < 0 else ''}{n}_double"
+        em.helper(hname, f"double {hname}(double x)\n{{\n{body}\n}}")
+        return E(f"{hname}({x.text})", F64)
 
     def math_helper(self, em, base, ft, xs, n) -> E:
         """CUDA math functions GLSL has no builtin for, with C's definitions (round: halfway away from zero,

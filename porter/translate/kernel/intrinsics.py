@@ -2,7 +2,9 @@
 row per CUDA name, read by both kernel targets (glsl.py, opencl.py) and rendered as docs/intrinsics.md.
 
 Columns: cuda (the name; a `math` row covers the float variant `namef` too), kind (`math`: a function;
-`fast`: an intrinsic that becomes the math row its target column names), glsl and opencl (the spelling: a
+`fast`: an intrinsic that becomes the math row its target column names; `int`: an integer intrinsic with the
+prototype in INT_SIGNATURES, a template becoming a helper function so each argument is evaluated once), glsl and
+opencl (the spelling: a
 function name, `helper` for a GLSL helper function cuport writes, a template with {0}, {1}... for the arguments,
 or empty: the target does not translate it), glsl_f64 (whether GLSL has the double overload), extension (what
 the spelling needs beyond what the types already require), precision (how the result differs from CUDA's).
@@ -52,7 +54,7 @@ def table() -> dict[str, Intrinsic]:
     out = {}
     with open(rules_path(), newline="", encoding="utf-8") as fh:
         for r in csv.DictReader(fh):
-            if r["kind"] not in ("math", "fast"):
+            if r["kind"] not in ("math", "fast", "int"):
                 raise ValueError(f"{rules_path()}: {r['cuda']}: unknown kind {r['kind']!r}")
             out[r["cuda"]] = Intrinsic(r["cuda"], r["kind"], r["glsl"], r["opencl"], r["glsl_f64"] == "yes",
                                        r["extension"], r["precision"])
@@ -64,6 +66,8 @@ def resolve(name: str, target: str) -> Resolved | None:
     whose spelling for `target` is empty still resolves: the caller refuses it (or tries its other rules)."""
     t = table()
     r = t.get(name)
+    if r is not None and r.kind == "int":
+        return None
     if r is not None and r.kind == "fast":
         base = r.spelling(target)
         return Resolved(base, t[base], True) if base in t else None
@@ -81,6 +85,43 @@ def spell(spelling: str, args: list[str]) -> str:
     if "{" in spelling:
         return spelling.format(*args)
     return f"{spelling}({', '.join(args)})"
+
+
+# CUDA's prototypes of the `int` rows: (result, parameters)
+INT_SIGNATURES = {
+    "__funnelshift_l": ("u32", ("u32", "u32", "u32")), "__funnelshift_lc": ("u32", ("u32", "u32", "u32")),
+    "__funnelshift_r": ("u32", ("u32", "u32", "u32")), "__funnelshift_rc": ("u32", ("u32", "u32", "u32")),
+    "__sad": ("u32", ("i32", "i32", "u32")), "__usad": ("u32", ("u32", "u32", "u32")),
+    "__hadd": ("i32", ("i32", "i32")), "__rhadd": ("i32", ("i32", "i32")),
+    "__uhadd": ("u32", ("u32", "u32")), "__urhadd": ("u32", ("u32", "u32")),
+}
+
+
+def integer(em, target, name: str, n, args):
+    """An `int` row's call: the arguments converted to CUDA's parameter types, then the target's function, or
+    a helper function `cuport_<name>` whose body is the row's template; None for a name without such a row (or
+    arguments that are not integers: `__hadd` of two halves is the half intrinsic)."""
+    from porter.translate.kernel import ctype as ct
+    from porter.translate.kernel.target import E
+    r = table().get(name)
+    if r is None or r.kind != "int" or name not in INT_SIGNATURES:
+        return None
+    rt_name, pt_names = INT_SIGNATURES[name]
+    if len(args) != len(pt_names) or any(not (em.ty(a).kind == "scalar" and em.ty(a).is_int) for a in args):
+        return None
+    spelling = r.spelling(target.name)
+    if not spelling:
+        em.fail(n, f"`{name}` (no {target.name} mapping)")
+    types = [ct.scalar(p) for p in pt_names]
+    rt = ct.scalar(rt_name)
+    xs = [em.conv(em.x(a), t) for a, t in zip(args, types)]
+    if "{" not in spelling:
+        return E(spell(spelling, [x.text for x in xs]), rt)
+    names = "abc"[:len(xs)]
+    params = ", ".join(f"{target.type_name(t, em)} {v}" for t, v in zip(types, names))
+    hname = em.helper(f"cuport{name}", f"{target.type_name(rt, em)} cuport{name}({params})\n{{\n"
+                      f"    return {spelling.format(*names)};\n}}")
+    return E(f"{hname}({', '.join(x.text for x in xs)})", rt)
 
 
 # --- docs/intrinsics.md ----------------------------------------------------------------------------------------
@@ -152,6 +193,12 @@ def render() -> str:
             g = f"as `{r.glsl}`" if r.glsl else "not translated"
             o = f"as `{r.opencl}`" if r.opencl else "not translated"
             out.append(f"| `{r.cuda}` | {g} | {o} | {_cell(r.precision)} |")
+    out += ["", "## Integer intrinsics", "",
+            "| CUDA | GLSL | OpenCL | precision |", "|---|---|---|---|"]
+    for r in rows:
+        if r.kind == "int":
+            out.append(f"| `{r.cuda}` | {_cell(_code(r.glsl, 'glsl'))} | {_cell(_code(r.opencl, 'opencl'))} | "
+                       f"{_cell(r.precision)} |")
     return "\n".join(out) + "\n"
 
 

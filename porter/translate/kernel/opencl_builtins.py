@@ -113,6 +113,9 @@ class OpenclBuiltins:
 
     def math(self, em, name, n, args) -> E | None:
         sig = em.signature(n)
+        e = intrinsics.integer(em, self, name, n, args)   # the `int` rows
+        if e is not None:
+            return e
         hit = intrinsics.resolve(name, "opencl")      # rules/kernel/intrinsics.csv
         if hit is not None and hit.row.opencl:
             ft = F32 if hit.single else (sig[0] if sig and sig[0].is_float else F32)
@@ -173,13 +176,17 @@ class OpenclBuiltins:
             hname = em.helper(f"cuport{name}", f"int cuport{name}({tn} x)\n{{\n    return x == 0 ? 0 : "
                               f"{bits} - (int)clz(x & -x);\n}}")
             return E(f"{hname}({em.conv(xs[0], t).text})", I32)
-        if name == "__brev":
+        if name in ("__brev", "__brevll"):
             hname = em.helper("cuport_brev", "uint cuport_brev(uint x)\n{\n"
                               "    x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);\n"
                               "    x = ((x >> 2) & 0x33333333u) | ((x & 0x33333333u) << 2);\n"
                               "    x = ((x >> 4) & 0x0f0f0f0fu) | ((x & 0x0f0f0f0fu) << 4);\n"
                               "    x = ((x >> 8) & 0x00ff00ffu) | ((x & 0x00ff00ffu) << 8);\n"
                               "    return (x >> 16) | (x << 16);\n}")
+            if name == "__brevll":
+                hname = em.helper("cuport_brevll", "ulong cuport_brevll(ulong x)\n{\n"
+                                  "    return ((ulong)cuport_brev((uint)x) << 32) | cuport_brev((uint)(x >> 32));\n}")
+                return E(f"{hname}({em.conv(xs[0], ct.U64).text})", ct.U64)
             return E(f"{hname}({em.conv(xs[0], U32).text})", U32)
         if name in ("__mul24", "__umul24"):
             t = I32 if name == "__mul24" else U32

@@ -96,7 +96,8 @@ class StatementsMixin:
             if c.kind == "VAR_DECL":
                 for line in self.var_decl(c):
                     self.emit(line)
-            elif c.kind in ("TYPEDEF_DECL", "TYPE_ALIAS_DECL", "STRUCT_DECL", "STATIC_ASSERT"):
+            elif c.kind in ("TYPEDEF_DECL", "TYPE_ALIAS_DECL", "STRUCT_DECL", "STATIC_ASSERT", "NAMESPACE_ALIAS",
+                            "USING_DIRECTIVE", "USING_DECLARATION"):   # names only: clang resolved them
                 continue
             else:
                 self.fail(c, f"declaration `{c.kind.lower()}`")

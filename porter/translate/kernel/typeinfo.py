@@ -63,9 +63,58 @@ class TypesMixin:
             t = self.parse_type(canon)
             if t.kind == "pointer" and "__restrict" in decl.type:
                 t = CType("pointer", elem=t.elem, const=t.const, restrict=True)
+        if t.kind == "array" and None in t.dims and decl.kind == "VAR_DECL":
+            t = self._folded_dims(decl, t)
         if fr is not None:
             fr.types[key] = t
         return t
+
+    def _folded_dims(self, decl, t: CType) -> CType:
+        """`double a[rd2]` with `constexpr int rd2 = rd * rd` (rd a template parameter): the size folded."""
+        names = re.findall(r"\[\s*([^\]]*?)\s*\]", decl.type)
+        if len(names) != len(t.dims):
+            return t
+        kids = [c for c in decl.children if c.kind not in NON_EXPR and not c.kind.endswith("_ATTR")]
+        dims = list(t.dims)
+        for i, (d, text) in enumerate(zip(dims, names)):
+            if d is None and text:
+                node = next((c for c in kids if self.model.source.slice(c.start, c.end).strip() == text), None)
+                v = self.const_int(node) if node is not None else None
+                if v is None or v <= 0:
+                    return t
+                dims[i] = v
+        return ct.array(t.elem, dims)
+
+    def const_int(self, n, depth: int = 0) -> int | None:
+        """An integer constant expression over literals, template parameters and const / constexpr locals."""
+        if n is None or depth > 20:
+            return None
+        v = n.value
+        if isinstance(v, int) and not isinstance(v, bool):
+            return v
+        k = n.kind
+        if k in ("PAREN_EXPR", "UNEXPOSED_EXPR") and len(n.children) == 1:
+            return self.const_int(n.children[0], depth + 1)
+        if k == "DECL_REF_EXPR":
+            fr = self.frame
+            subst = fr.subst if fr is not None else self.kernel_subst
+            if n.ref_kind in ("TEMPLATE_NON_TYPE_PARAMETER", "NON_TYPE_TEMPLATE_PARAMETER"):
+                sv = subst.get(n.spelling)
+                return sv if isinstance(sv, int) else None
+            r = n.ref
+            if r is not None and r.kind == "VAR_DECL" and re.search(r"\b(const|constexpr)\b",
+                                                                    self.model.source.slice(r.start, r.end)):
+                return self.const_int(self.init_of(r), depth + 1)
+            return None
+        if k == "BINARY_OPERATOR" and len(n.children) == 2 and n.op in ("+", "-", "*", "/", "%", "<<", ">>"):
+            a, b = (self.const_int(c, depth + 1) for c in n.children)
+            if a is None or b is None or (n.op in ("/", "%") and b == 0) or (n.op in ("<<", ">>") and not 0 <= b < 63):
+                return None
+            if n.op in ("/", "%"):
+                q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)   # C truncates toward zero
+                return q if n.op == "/" else a - b * q
+            return {"+": a + b, "-": a - b, "*": a * b, "<<": a << b, ">>": a >> b}[n.op]
+        return None
 
     def ty(self, n) -> CType:
         fr = self.frame
@@ -313,6 +362,11 @@ class TypesMixin:
                 parts.append(self.zero(t.elem).text)
             return E(self.t.vector_constructor(self, t, parts), t)
         if t.kind == "struct":
+            if init.kind in ("CALL_EXPR", "CXX_CONSTRUCT_EXPR", "CXX_TEMPORARY_OBJECT_EXPR"):
+                from porter.translate.kernel import ctors   # (ctors imports this module)
+                e = ctors.construct(self, init, t, items)   # `T v(a, b)`: its constructor, not field order
+                if e is not None:
+                    return e
             fields = self.u.structs[t.name]
             parts = []
             for i, (_fname, fnode) in enumerate(fields):
