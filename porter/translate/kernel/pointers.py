@@ -176,7 +176,7 @@ class PointersMixin:
             elif t.kind not in ("scalar", "vector") or (t.kind == "scalar" and t.is_bool):
                 why = f"of `{t}`"
             elif t.kind == "vector" and t.n == 3:
-                why = f"of `{t}` (a 3-vector's size differs between CUDA and the target)"
+                why = f"as `{t}`, a 3-vector whose size differs between CUDA and the target"
             if why:
                 self.fail(s, f"a pointer cast `{s.text}` (reinterpreting memory {why})")
         if self.t.native_pointers:
