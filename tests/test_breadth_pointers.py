@@ -13,7 +13,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(ROOT, "tests", "fixtures", "breadth", "pointers")
 VIEWS = os.path.join(FIX, "views.cu")
 REFUSED = os.path.join(FIX, "refused.cu")
-KERNELS = {"scale4", "row_sum4", "unpack", "negate_bits", "pack_bytes", "shift4", "hash_ids", "pitched_scale"}
+KERNELS = {"scale4", "row_sum4", "unpack", "negate_bits", "pack_bytes", "shift4", "hash_ids", "pitched_scale",
+           "fold_words"}
+OPENCL_ONLY = {"pitched_scale", "fold_words"}
 
 
 def outputs(res):
@@ -27,17 +29,18 @@ def can_validate(target):
 @pytest.mark.parametrize("target", ["glsl", "opencl"])
 def test_views_translate_to_valid_output(target):
     res = translate_file(VIEWS, target, validate=can_validate(target))
-    want = KERNELS - ({"pitched_scale"} if target == "glsl" else set())
+    want = KERNELS - (OPENCL_ONLY if target == "glsl" else set())
     assert outputs(res) == want, res.failed_kernels
     if res.extra.get("validation"):
         assert all(v["ok"] for v in res.extra["validation"].values()), res.extra["validation"]
 
 
-def test_glsl_pitched_row_is_refused_at_its_line():
+def test_glsl_pitched_row_and_pointer_comparison_are_refused_at_their_lines():
     res = translate_file(VIEWS, "glsl", validate=False)
     d = [d for d in res.diagnostics if d.code == "CP907" and d.severity == "error"]
-    assert [(x.row, x.column) for x in d] == [(89, 23)]
+    assert [(x.row, x.column) for x in d] == [(89, 23), (100, 12)]
     assert "not provably a multiple of `float`'s 4 bytes" in d[0].message
+    assert "a pointer comparison `w != end`" in d[1].message
 
 
 def test_glsl_typed_view_shares_the_binding():
@@ -82,6 +85,7 @@ def test_opencl_casts_keep_the_address_space():
     assert "__global const float4* row = (__global const float4*)(m + r * (4 * quads));" in text
     assert "__global float* line = (__global float*)((__global uchar*)image + y * pitch);" in text
     assert "const ulong* k = (const ulong*)key;" in text      # a private `const void *` handed back
+    assert "while (w != end) {" in text and "const uchar* tail = (const uchar*)end;" in text
 
 
 def test_opencl_flattening_cast_of_a_local_array(tmp_path):
@@ -133,6 +137,20 @@ def test_views_match_numpy_on_lavapipe_and_pocl(monkeypatch):
     assert set(ran.values()) == {"pass"}, [(r.case, r.target, r.variant, r.message) for r in results]
     for k in KERNELS:
         assert (k, "opencl", "-") in ran
-        if k != "pitched_scale":
+        if k not in OPENCL_ONLY:
             assert {(k, "vulkan", "sg4"), (k, "vulkan", "sg8"), (k, "vulkan", "sg16")} <= set(ran)
-    assert ("pitched_scale", "vulkan", "sg4") not in ran
+    assert ("pitched_scale", "vulkan", "sg4") not in ran and ("fold_words", "vulkan", "sg4") not in ran
+
+
+def test_breadth_bench_attributes_instances_to_the_longest_kernel_name(tmp_path):
+    # moe-sum: `moe_sum_kernel_vec4_2` is an instance of `moe_sum_kernel_vec4`, not of `moe_sum_kernel`
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("breadth", os.path.join(ROOT, "bench", "breadth.py"))
+    breadth = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(breadth)
+    found = {"moe_sum_kernel": "kernels.h", "moe_sum_kernel_vec4": "kernels.h"}
+    (tmp_path / "main.cl").write_text("__kernel void moe_sum_kernel_float_2(int a) {}\n"
+                                      "__kernel void moe_sum_kernel_vec4_2(int a) {}\n")
+    assert breadth.outputs(str(tmp_path), "opencl", found) == set(found)
+    (tmp_path / "moe_sum_kernel_vec4_3.comp").write_text("")
+    assert breadth.outputs(str(tmp_path), "glsl", found) == {"moe_sum_kernel_vec4"}

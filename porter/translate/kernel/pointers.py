@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import refs
 from porter.translate.kernel.ctype import CType, I32
-from porter.translate.kernel.target import E, PREC_ASSIGN, PREC_COND, TranslationError
+from porter.translate.kernel.target import BINARY_PREC, E, PREC_ASSIGN, PREC_COND, TranslationError
 from porter.translate.kernel.typeinfo import CASTS, NON_EXPR, element, ptrlike
 
 
@@ -283,6 +283,17 @@ class PointersMixin:
         except TranslationError:
             return None
         return e.lit if isinstance(e.lit, int) and not isinstance(e.lit, bool) else None
+
+    def pointer_compare(self, n, op, a_n, b_n) -> E:
+        """`p != end`: C (OpenCL) compares pointers into one array; GLSL has no pointer values."""
+        if not self.t.native_pointers or not (ptrlike(self.ty(a_n)) and ptrlike(self.ty(b_n))):
+            self.fail(n, f"a pointer comparison `{n.text}`")
+        ra, rb = self.ptr(a_n)[0], self.ptr(b_n)[0]
+        if ra.key != rb.key or ra.space != rb.space:
+            self.fail(n, f"a pointer comparison `{n.text}` between different arrays")
+        a, b = self.t.native(self, a_n), self.t.native(self, b_n)
+        p = BINARY_PREC[op]
+        return E(f"{a.paren(p)} {op} {b.paren(p - 1)}", ct.BOOL, p)
 
     def _member_base_root(self, c) -> Root | None:
         """The root of the element whose field `c` names (`p[i].f`, `p->f`, `p[i].a.b`), or None."""
