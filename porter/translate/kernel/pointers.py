@@ -180,6 +180,12 @@ class PointersMixin:
             if why:
                 self.fail(s, f"a pointer cast `{s.text}` (reinterpreting memory {why})")
         if self.t.native_pointers:
+            extern = root.kind == "shared" and (self.shared.get(root.name) or {}).get("extern")
+            if root.space in ("private", "local") and not extern and ct.c_size(new) > ct.c_size(old):
+                # buffers (and dynamic __local arguments) are allocated aligned; an array declared of `old` is
+                # aligned for `old` only
+                self.fail(s, f"a pointer cast `{s.text}` (reinterpreting {root.space} memory as `{ct.spell(new)}`: "
+                             f"the array is declared of `{ct.spell(old)}` and aligned for it only)")
             return replace(root, elem=new), off      # same root: accesses still mark the kernel parameter
         so, sn = ct.c_size(old), ct.c_size(new)
         if off is not None and so != sn:
