@@ -212,7 +212,8 @@ class PointersMixin:
         views = self.__dict__.setdefault("buffer_views", {})    # (buffer, element type) -> view name
         key = (base, ct.spell(new))
         if key not in views:
-            views[key] = (self.fresh(f"{base}_{self.t.type_name(new, self)}"), new, s)
+            # `out_` (renamed) + float4 -> `out_vec4`: no `__` (reserved in GLSL)
+            views[key] = (self.fresh(f"{base.rstrip('_')}_{self.t.type_name(new, self)}"), new, s)
         return Root(views[key][0], "buffer", new, "global", root.decl, (), base), off
 
     def _aligned(self, n, m: int, depth: int = 0) -> bool:
