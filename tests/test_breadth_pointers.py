@@ -155,3 +155,12 @@ def test_breadth_bench_attributes_instances_to_the_longest_kernel_name(tmp_path)
     assert breadth.outputs(str(tmp_path), "opencl", found) == set(found)
     (tmp_path / "moe_sum_kernel_vec4_3.comp").write_text("")
     assert breadth.outputs(str(tmp_path), "glsl", found) == {"moe_sum_kernel_vec4"}
+
+
+def test_glsl_view_cast_back_to_the_buffer_type_is_the_buffer(tmp_path):
+    src = tmp_path / "b.cu"
+    src.write_text("__global__ void k(float *x, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                   "  float *f = (float *)((float4 *)x + 1);\n  if (i < n) f[i] = 2.0f * f[i];\n}\n")
+    s = translate_file(str(src), "glsl", validate=can_validate("glsl")).shaders["k"]
+    assert "int f_off = 4;  // f = x + f_off" in s and "x[f_off + i] = 2.0 * x[f_off + i];" in s
+    assert "vec4" not in s      # no view declared: the float4 pointer was never dereferenced

@@ -209,6 +209,9 @@ class PointersMixin:
             self.fail(s, f"a pointer cast `{s.text}` (reinterpreting `{old}` as `{new}`: neither size divides "
                          "the other)")
         base = root.of or root.name
+        info = self.buffers.get(base)
+        if info is not None and info["elem"].unqualified() == new:
+            return info["root"], off     # a view cast back to the buffer's own type: the buffer itself
         views = self.__dict__.setdefault("buffer_views", {})    # (buffer, element type) -> view name
         key = (base, ct.spell(new))
         if key not in views:
