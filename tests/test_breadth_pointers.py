@@ -164,3 +164,16 @@ def test_glsl_view_cast_back_to_the_buffer_type_is_the_buffer(tmp_path):
     s = translate_file(str(src), "glsl", validate=can_validate("glsl")).shaders["k"]
     assert "int f_off = 4;  // f = x + f_off" in s and "x[f_off + i] = 2.0 * x[f_off + i];" in s
     assert "vec4" not in s      # no view declared: the float4 pointer was never dereferenced
+
+
+def test_glsl_literal_offsets_convert_or_are_refused(tmp_path):
+    src = tmp_path / "o.cu"
+    src.write_text("__global__ void ok(float *o, const float *x) {\n"
+                   "  float4 v = ((const float4 *)(x + 8))[threadIdx.x];\n  o[threadIdx.x] = v.x;\n}\n"
+                   "__global__ void odd(float *o, const float *x) {\n"
+                   "  float4 v = ((const float4 *)(x + 6))[threadIdx.x];\n  o[threadIdx.x] = v.y;\n}\n")
+    res = translate_file(str(src), "glsl", validate=can_validate("glsl"))
+    assert set(res.shaders) == {"ok"}
+    assert "vec4 v = x_vec4[2u + gl_LocalInvocationID.x];" in res.shaders["ok"]     # 8 floats = 2 float4s
+    d = [d for d in res.diagnostics if d.severity == "error"]
+    assert [(x.row, x.code) for x in d] == [(6, "CP907")] and "not provably a multiple" in d[0].message
