@@ -2,6 +2,7 @@
 into plus an element offset; roots, bindings, offsets and dereferences."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import refs
@@ -236,7 +237,6 @@ class PointersMixin:
                 ct.c_size(sp.unqualified()) if sp is not None and sp.kind in ("scalar", "vector") else None
             if not a or not b:
                 return False
-            import math
             return self._aligned(p, m * a // math.gcd(m * a, b), depth + 1)
         if s.kind == "DECL_REF_EXPR" and s.ref is not None:
             r = s.ref
