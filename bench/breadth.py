@@ -80,7 +80,9 @@ def outputs(out_dir: str, target: str, found: dict) -> set:
             parts = [stem] + [stem.split(".", 1)[1]] if "." in stem else [stem]
             for cand in parts:
                 # an exact name first: `mean_shift_tiling` is not an instance of `mean_shift`
-                hit = cand if cand in found else next((k for k in found if cand.startswith(k + "_")), None)
+                # the longest prefix: `moe_sum_kernel_vec4_2` is `moe_sum_kernel_vec4`, not `moe_sum_kernel`
+                hit = cand if cand in found else max((k for k in found if cand.startswith(k + "_")), key=len,
+                                                     default=None)
                 if hit:
                     names.add(hit)
                     break
@@ -91,7 +93,7 @@ def outputs(out_dir: str, target: str, found: dict) -> set:
             text = open(p, encoding="utf-8", errors="replace").read()
             for m in re.finditer(r"__kernel\s+void\s+(\w+)\s*\(", text):
                 n = m.group(1)
-                hit = n if n in found else next((k for k in found if n.startswith(k + "_")), n)
+                hit = n if n in found else max((k for k in found if n.startswith(k + "_")), key=len, default=n)
                 names.add(hit)
     return names
 

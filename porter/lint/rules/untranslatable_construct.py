@@ -4,7 +4,9 @@
 Reported by the translators, not by `cuport lint`: when a kernel uses something the target has no
 equivalent for, the kernel is not emitted and this diagnostic names the construct and its location.
 For Vulkan GLSL and OpenCL C this covers recursion, function pointers, pointer comparisons and
-differences, pointers that may point into different arrays, pointer casts that reinterpret memory,
+differences (OpenCL compares pointers into one array), pointers that may point into different arrays,
+pointer casts the target cannot keep exact (GLSL: an offset not provably a multiple of the new element,
+views of shared or private arrays; both: struct layouts, 3-vectors),
 `printf`, `goto`, lambdas, partial lane masks, math functions without an accurate builtin (`erff`,
 `lgammaf`), file-scope device variables set by the host, and similar. For HIP it marks CUDA APIs with no
 HIP counterpart.

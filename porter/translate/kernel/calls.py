@@ -62,6 +62,9 @@ class CallsMixin:
             f = self.u.fn_by_node[id(r)]
             # clang's pick, unless the arguments cannot be its parameters (clang had no better overload in the
             # light stubs: `fminf(a.x, b.x)` inside helper_math's float3 fminf is CUDA's builtin, not recursion)
+            if f.body is None:    # clang refers to a prototype (metropolis): the definition further down
+                f = next((d for d in self.u.fns_by_name.get(f.name, [])
+                          if d.body is not None and len(d.params) == len(f.params)), f)
             if n.kind != "CALL_EXPR" or self._overload_score(f, self.call_args(n)) is not None:
                 return f
         name = self.callee_name(n)

@@ -339,7 +339,7 @@ class ExpressionsMixin:
         at, bt = self.ty(a_n), self.ty(b_n)
         if ptrlike(at) or ptrlike(bt):
             if op in COMPARE:
-                self.fail(n, f"a pointer comparison `{n.text}`")
+                return self.pointer_compare(n, op, a_n, b_n)
             if op == "-" and ptrlike(at) and ptrlike(bt):
                 self.fail(n, f"a pointer difference `{n.text}`")
             return self.t.pointer_value(self, n, self.ptr(n))

@@ -171,14 +171,20 @@ class GlslTarget(GlslBuiltins, Target):
             bits = elem.bits if elem.kind == "scalar" else (elem.elem.bits if elem.kind == "vector" else 32)
             if bits in (8, 16):
                 em.need(f"GL_EXT_shader_{bits}bit_storage", f"storageBuffer{bits}BitAccess")
-            rw = em.roots_rw.get(("buffer", name), set())
+            rw = set(em.roots_rw.get(("buffer", name), set()))
+            views = [(v, t) for (b, _k), (v, t, _n) in getattr(em, "buffer_views", {}).items()
+                     if b == name and ("buffer", v) in em.roots_rw]
+            for v, _t in views:
+                rw |= em.roots_rw[("buffer", v)]
+            if views:
+                self._check_views(em, name, info, views, rw)
             access = access_of(info, rw)
             quals = []
             if access == "readonly":
                 quals.append("readonly")
             elif access == "writeonly":
                 quals.append("writeonly")
-            if info["restrict"]:
+            if info["restrict"] and not views:      # the typed views alias this block
                 quals.append("restrict")
             if access == "readwrite" and em.has_barrier:
                 quals.append("coherent")
@@ -194,6 +200,13 @@ class GlslTarget(GlslBuiltins, Target):
                 ut = "uint" if b == 32 else "uint64_t"
                 entry["_alias"] = (f"layout(std430, set = 0, binding = {i}) buffer {em.fresh(_suffixed(name, 'u' + str(b) + '_buf'))} "
                                    f"{{ {ut} {name}_u{b}[]; }};  // the same buffer, for compare-and-swap")
+            for v, t in views:      # reinterpreting casts: the same binding seen with another element type
+                vb = t.bits if t.kind == "scalar" else t.elem.bits
+                if vb in (8, 16):
+                    em.need(f"GL_EXT_shader_{vb}bit_storage", f"storageBuffer{vb}BitAccess")
+                entry.setdefault("_views", []).append(
+                    f"layout(std430, set = 0, binding = {i}) {q}buffer {em.fresh(_suffixed(v, 'buf'))} "
+                    f"{{ {self.type_name(t, em)} {v}[]; }};  // `{info['cuda_name']}` as {ct.spell(t)}")
             buffers.append(entry)
         # by-value parameters: 32-bit slots for bool / 8 / 16-bit scalars (the manifest says so)
         slots, scalar_params = [], False
@@ -281,6 +294,7 @@ class GlslTarget(GlslBuiltins, Target):
                 buffers.append(b["_decl"])
                 if b.get("_alias"):
                     buffers.append(b["_alias"])
+                buffers.extend(b.get("_views", ()))
             binds = ", ".join(f"{b['name']}={b['binding']}" for b in g["buffers"]) or "none"
             where = "uniform block" if g["playout"].uniform else "push constants"
             params = f"{where} ({g['playout'].size} bytes)" if g["playout"].slots else "none"
@@ -297,6 +311,19 @@ class GlslTarget(GlslBuiltins, Target):
             result.shaders[label] = text
             result.manifests[label] = glsl_manifest(label, em, shape, g["local_size"], g["local_known"],
                                                     g["buffers"], g["playout"], g["spec"], g["structs"])
+
+    def _check_views(self, em, name, info, views, rw):
+        """Typed views of one binding are separate SPIR-V variables, which drivers may assume do not alias
+        (GLSL cannot decorate them Aliased): a written buffer must be accessed through one element type only."""
+        types = [t for _v, t in views] + ([info["elem"].unqualified()] if ("buffer", name) in em.roots_rw else [])
+        if len(types) > 1 and "w" in rw:
+            node = next(n for (b, _k), (v, _t, n) in em.buffer_views.items() if b == name and v == views[0][0])
+            em.fail(node, f"a pointer cast `{node.text}` (buffer `{info['cuda_name']}` is written and accessed as "
+                          f"{' and '.join(f'`{ct.spell(t)}`' for t in types)}: the typed views of one binding may "
+                          "not alias in SPIR-V)")
+        if info.get("alias_bits"):
+            em.fail(info["node"], f"buffer `{info['cuda_name']}` both viewed as another type and updated by a "
+                                  "compare-and-swap loop")
 
     def struct_text(self, em, name, fields) -> str:
         body = "\n".join(f"    {self.type_name(t, em)} {f};" for f, t in fields)

@@ -367,9 +367,18 @@ class OpenclTarget(OpenclBuiltins, Target):
         if k == "PAREN_EXPR":
             e = self.native(em, n.children[-1])
             return E(f"({e.text})", e.ct)
-        if k in ("CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR", "CXX_CONST_CAST_EXPR", "UNEXPOSED_EXPR"):
+        if k in ("CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR", "CXX_CONST_CAST_EXPR", "CXX_REINTERPRET_CAST_EXPR",
+                 "UNEXPOSED_EXPR"):
             inner = [c for c in n.children if c.kind not in ("TYPE_REF", "NAMESPACE_REF")]
-            return self.native(em, inner[-1])
+            e = self.native(em, inner[-1])
+            t = em.ty(n)
+            if k != "UNEXPOSED_EXPR" and t.kind == "pointer" and t.elem.kind != "void":
+                root, _off = em.ptr(n)      # a reinterpreting cast (em.ptr has checked it): C casts the pointer
+                it = em.ty(inner[-1])
+                pe = ct.array(it.elem, it.dims[1:]) if it.kind == "array" and len(it.dims) > 1 else it.elem
+                if it.kind in ("pointer", "array") and pe.unqualified() != t.elem.unqualified():
+                    return E(f"({self._pointer_type(em, root, t)}){e.paren(PREC_UNARY)}", t, PREC_UNARY)
+            return e
         t = em.ty(n)
         if k == "DECL_REF_EXPR":
             r = n.ref

@@ -2,11 +2,12 @@
 into plus an element offset; roots, bindings, offsets and dereferences."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import refs
 from porter.translate.kernel.ctype import CType, I32
-from porter.translate.kernel.target import E, PREC_ASSIGN, PREC_COND, TranslationError
+from porter.translate.kernel.target import BINARY_PREC, E, PREC_ASSIGN, PREC_COND, TranslationError
 from porter.translate.kernel.typeinfo import CASTS, NON_EXPR, element, ptrlike
 
 
@@ -20,6 +21,7 @@ class Root:
     space: str                 # global | local | private | constant
     decl: object = None
     dims: tuple = ()
+    of: str | None = None      # a typed view (GLSL): the buffer whose binding it aliases
 
     @property
     def key(self):
@@ -71,9 +73,14 @@ class PointersMixin:
         while s.kind == "PAREN_EXPR" or (s.kind in CASTS and self.ty(s).kind == "pointer"):
             inner = [c for c in s.children if c.kind not in NON_EXPR]
             if s.kind in CASTS:
-                st = self.ty(inner[-1])
-                if not ptrlike(st) or element(st).unqualified() != element(self.ty(s)).unqualified():
+                if not ptrlike(self.ty(inner[-1])):
                     self.fail(s, f"a pointer cast `{s.text}` (reinterpreting memory)")
+                # compared with what the memory holds, not the operand's static type: `(T *)voidp` is no view
+                new = element(self.ty(s))
+                root, off = self.ptr(inner[-1])
+                if new.kind == "void" or root.elem.unqualified() == new.unqualified():
+                    return root, off
+                return self.view(s, inner[-1], root, off, new)
             s = inner[-1]
         k = s.kind
         fr = self.frame
@@ -152,6 +159,151 @@ class PointersMixin:
         if k in ("INTEGER_LITERAL", "CXX_NULL_PTR_LITERAL_EXPR", "GNU_NULL_EXPR"):
             self.fail(s, "a null pointer")
         self.fail(s, f"the pointer expression `{s.text}`")
+
+    # ------------------------------------------------------------------ reinterpreting casts
+    def view(self, s, inner_n, root: Root, off, new: CType):
+        """`(T *)p` where p points at memory of another element type: OpenCL casts the pointer itself; GLSL
+        declares a typed view of the same storage buffer binding and converts the element offset."""
+        old, new = root.elem.unqualified(), new.unqualified()
+        if not self.t.native_pointers and root.kind != "buffer":
+            self.fail(s, f"a pointer cast `{s.text}` (reinterpreting {root.space} memory: GLSL can give another "
+                         "element type only to a storage buffer)")
+        while old.kind == "array" and self.t.native_pointers:
+            old = old.elem         # `(float *)tile` of `float tile[32][33]`: C flattens it
+        for t in (old, new):
+            why = None
+            if t.kind == "struct":
+                why = "between unrelated struct layouts" if old.kind == new.kind == "struct" else f"of `{t}`"
+            elif t.kind not in ("scalar", "vector") or (t.kind == "scalar" and t.is_bool):
+                why = f"of `{t}`"
+            elif t.kind == "vector" and t.n == 3:
+                why = f"as `{t}`, a 3-vector whose size differs between CUDA and the target"
+            if why:
+                self.fail(s, f"a pointer cast `{s.text}` (reinterpreting memory {why})")
+        if self.t.native_pointers:
+            extern = root.kind == "shared" and (self.shared.get(root.name) or {}).get("extern")
+            if root.space in ("private", "local") and not extern and ct.c_size(new) > ct.c_size(old):
+                # buffers (and dynamic __local arguments) are allocated aligned; an array declared of `old` is
+                # aligned for `old` only
+                self.fail(s, f"a pointer cast `{s.text}` (reinterpreting {root.space} memory as `{ct.spell(new)}`: "
+                             f"the array is declared of `{ct.spell(old)}` and aligned for it only)")
+            return replace(root, elem=new), off      # same root: accesses still mark the kernel parameter
+        so, sn = ct.c_size(old), ct.c_size(new)
+        if off is not None and so != sn:
+            dt = ct.promote(off.ct)
+            if so % sn == 0:
+                r = so // sn
+                off = self.binary_value("*", off, E(self.t.literal(r, dt, self), dt, lit=r), None)
+            elif sn % so == 0:
+                r = sn // so
+                if not (isinstance(off.lit, int) and off.lit % r == 0) and not self._aligned(inner_n, r):
+                    self.fail(s, f"a pointer cast `{s.text}` (reinterpreting memory at an offset not provably a "
+                                 f"multiple of `{new}`'s {sn} bytes)")
+                if isinstance(off.lit, int):
+                    off = E(self.t.literal(off.lit // r, dt, self), dt, lit=off.lit // r)
+                else:    # exact: the offset is a multiple of r
+                    off = self.binary_value("/", off, E(self.t.literal(r, dt, self), dt, lit=r), None)
+            else:
+                self.fail(s, f"a pointer cast `{s.text}` (reinterpreting `{old}` as `{new}`: neither size divides "
+                             "the other)")
+        elif so != sn and so % sn and sn % so:
+            self.fail(s, f"a pointer cast `{s.text}` (reinterpreting `{old}` as `{new}`: neither size divides "
+                         "the other)")
+        base = root.of or root.name
+        info = self.buffers.get(base)
+        if info is not None and info["elem"].unqualified() == new:
+            return info["root"], off     # a view cast back to the buffer's own type: the buffer itself
+        views = self.__dict__.setdefault("buffer_views", {})    # (buffer, element type) -> view name
+        key = (base, ct.spell(new))
+        if key not in views:
+            # `out_` (renamed) + float4 -> `out_vec4`: no `__` (reserved in GLSL)
+            views[key] = (self.fresh(f"{base.rstrip('_')}_{self.t.type_name(new, self)}"), new, s)
+        return Root(views[key][0], "buffer", new, "global", root.decl, (), base), off
+
+    def _aligned(self, n, m: int, depth: int = 0) -> bool:
+        """The pointer expression `n` provably points at an element index that is a multiple of m (in units
+        of its own element type) from the start of its buffer."""
+        if m == 1:
+            return True
+        if depth > 12:
+            return False
+        s = n.strip
+        while s.kind in ("PAREN_EXPR", "UNEXPOSED_EXPR") and len([c for c in s.children if c.kind not in NON_EXPR]) == 1:
+            s = [c for c in s.children if c.kind not in NON_EXPR][0].strip
+        if s.kind in CASTS:
+            p = [c for c in s.children if c.kind not in NON_EXPR][-1]
+            st, sp = element(self.ty(s)), element(self.ty(p)) if ptrlike(self.ty(p)) else None
+            a, b = ct.c_size(st.unqualified()) if st.kind in ("scalar", "vector") else None, \
+                ct.c_size(sp.unqualified()) if sp is not None and sp.kind in ("scalar", "vector") else None
+            if not a or not b:
+                return False
+            return self._aligned(p, m * a // math.gcd(m * a, b), depth + 1)
+        if s.kind == "DECL_REF_EXPR" and s.ref is not None:
+            r = s.ref
+            b = self.frame.ptrs.get(id(r))
+            if r.kind == "PARM_DECL" and b is not None and b.off is None and b.root.kind == "buffer" and \
+                    b.root.decl is r:
+                return True                  # a kernel buffer parameter never re-pointed
+            if r.kind == "VAR_DECL" and id(r) not in self.an.assigned:
+                init = self.init_of(r)
+                return init is not None and self._aligned(init, m, depth + 1)
+            return False
+        if s.kind == "BINARY_OPERATOR" and s.op in ("+", "-"):
+            a_n, b_n = s.children
+            if ptrlike(self.ty(a_n)):
+                return self._aligned(a_n, m, depth + 1) and self._multiple(b_n, m, depth + 1)
+            if s.op == "+" and ptrlike(self.ty(b_n)):
+                return self._aligned(b_n, m, depth + 1) and self._multiple(a_n, m, depth + 1)
+        return False
+
+    def _multiple(self, n, m: int, depth: int = 0) -> bool:
+        """The integer expression `n` is provably a multiple of m."""
+        if depth > 16:
+            return False
+        s = n.strip
+        kids = [c for c in s.children if c.kind not in NON_EXPR]
+        if s.kind in ("PAREN_EXPR", "UNEXPOSED_EXPR") + CASTS and len(kids) >= 1 and s.kind != "INTEGER_LITERAL":
+            if s.kind in CASTS and not self.ty(s).is_int:
+                return False
+            return self._multiple(kids[-1], m, depth + 1)
+        if s.kind == "BINARY_OPERATOR":
+            a_n, b_n = s.children
+            if s.op == "*":
+                return self._multiple(a_n, m, depth + 1) or self._multiple(b_n, m, depth + 1)
+            if s.op in ("+", "-"):
+                return self._multiple(a_n, m, depth + 1) and self._multiple(b_n, m, depth + 1)
+            if s.op == "<<":
+                k = self._literal(b_n)
+                return self._multiple(a_n, m, depth + 1) or (k is not None and 0 <= k < 63 and (1 << k) % m == 0)
+            return False
+        if s.kind == "DECL_REF_EXPR" and s.ref is not None and s.ref.kind == "VAR_DECL" and \
+                id(s.ref) not in self.an.assigned and self.model.function_of(s.ref) is not None:
+            init = self.init_of(s.ref)
+            if init is not None and self._multiple(init, m, depth + 1):
+                return True
+        v = self._literal(s)
+        return v is not None and v % m == 0
+
+    def _literal(self, n):
+        """The integer value of a constant expression (literal, macro, template parameter), else None."""
+        if n.kind not in ("INTEGER_LITERAL", "DECL_REF_EXPR", "CXX_UNARY_EXPR", "PAREN_EXPR", "UNEXPOSED_EXPR"):
+            return None
+        try:
+            e = self.x(n)
+        except TranslationError:
+            return None
+        return e.lit if isinstance(e.lit, int) and not isinstance(e.lit, bool) else None
+
+    def pointer_compare(self, n, op, a_n, b_n) -> E:
+        """`p != end`: C (OpenCL) compares pointers into one array; GLSL has no pointer values."""
+        if not self.t.native_pointers or not (ptrlike(self.ty(a_n)) and ptrlike(self.ty(b_n))):
+            self.fail(n, f"a pointer comparison `{n.text}`")
+        ra, rb = self.ptr(a_n)[0], self.ptr(b_n)[0]
+        if ra.key != rb.key or ra.space != rb.space:
+            self.fail(n, f"a pointer comparison `{n.text}` between different arrays")
+        a, b = self.t.native(self, a_n), self.t.native(self, b_n)
+        p = BINARY_PREC[op]
+        return E(f"{a.paren(p)} {op} {b.paren(p - 1)}", ct.BOOL, p)
 
     def _member_base_root(self, c) -> Root | None:
         """The root of the element whose field `c` names (`p[i].f`, `p->f`, `p[i].a.b`), or None."""
