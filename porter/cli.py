@@ -80,13 +80,37 @@ def _command_of(argv) -> str | None:
     return None
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter, but the terminal width without `import shutil` (with bz2, lzma, zlib, fnmatch:
+    a few ms of every run, since argparse makes a formatter for each add_argument). Same width as shutil's
+    get_terminal_size: $COLUMNS, else the terminal of standard output, else 80."""
+
+    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+        if width is None:
+            width = _columns() - 2
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+
+def _columns() -> int:
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The full parser; with `command`, only that subcommand's arguments are defined (the others keep their
     name and help), so `cuport lint one.cu` does not import the translators, the verifier and the report."""
     p = argparse.ArgumentParser(prog="cuport", description="Lint, translate and verify CUDA kernels for HIP "
-                                "(wave64), Vulkan GLSL compute and OpenCL C.")
+                                "(wave64), Vulkan GLSL compute and OpenCL C.", formatter_class=_Formatter)
     p.add_argument("--version", action="version", version=f"cuport {__version__}")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    sub = _Subparsers(p.add_subparsers(dest="command", metavar="COMMAND"))
 
     def wanted(name):
         return command is None or command == name
@@ -128,6 +152,17 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     demo.add_argument("--examples", default=None)
     demo.set_defaults(func=lambda a: __import__("porter.demo", fromlist=["main"]).main(a))
     return p
+
+
+class _Subparsers:
+    """add_subparsers' action, every subcommand's parser with _Formatter."""
+
+    def __init__(self, action):
+        self.action = action
+
+    def add_parser(self, name, **kw):
+        kw.setdefault("formatter_class", _Formatter)
+        return self.action.add_parser(name, **kw)
 
 
 def _lazy(parser, module: str) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
-from typing import Iterator
+from collections.abc import Iterator
 
 from porter.frontend import clangext
 from porter.frontend.lexer import Token, lex
