@@ -106,6 +106,7 @@ def sha256(data: bytes = b""):
 
 @dataclass
 class SourceFile:
+    """A file's text with its bytes, digest and encoding; maps offsets to rows and columns."""
     path: str
     text: str
     _line_starts: list = field(default=None, repr=False)

@@ -12,6 +12,7 @@ _ANNOTATION = re.compile(rb"cuport:\s*launch\b[^\n]*")
 
 @dataclass(frozen=True)
 class Annotation:
+    """A parsed `// cuport: launch ...` annotation."""
     kernel: str | None
     block: tuple | None
     grid: tuple | None

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 @dataclass
 class Token:
+    """One token of the source: its byte span, kind and text."""
     start: int
     end: int
     spelling: str

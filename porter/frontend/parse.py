@@ -52,6 +52,7 @@ def _shutdown():
 
 @dataclass
 class ParseOptions:
+    """How to parse: include dirs, defines, extra flags, header mode, recovery."""
     include_dirs: list[str] = field(default_factory=list)
     defines: list[str] = field(default_factory=list)
     extra_args: list[str] = field(default_factory=list)
@@ -67,6 +68,7 @@ class ParseOptions:
 
 @dataclass
 class ClangError:
+    """One clang error or fatal diagnostic, with its offset in the main file when it lies there."""
     message: str
     offset: int | None
     line: int
@@ -228,7 +230,8 @@ def _base_args(path: str, opts: ParseOptions) -> list[str]:
                  "-isystem", os.path.join(STUB_INCLUDE, "cuda_only")]
     else:
         # the libclang wheel has no clang resource headers (stddef.h, stdarg.h...): GCC's are the closest
-        args += ["-isystem", os.path.join(STUB_INCLUDE, "cuda_only")] + [a for d in _gcc_include_dirs() for a in ("-isystem", d)]
+        args += ["-isystem", os.path.join(STUB_INCLUDE, "cuda_only")]
+        args += [a for d in _gcc_include_dirs() for a in ("-isystem", d)]
     if opts.compile_commands:
         args += flags_from_compile_commands(opts.compile_commands, path)
     args += [f"-I{d}" for d in opts.include_dirs]

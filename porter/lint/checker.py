@@ -23,6 +23,7 @@ _SYNTAX_CATEGORIES = clang_errors.SYNTAX_CATEGORIES
 
 @dataclass
 class LintResult:
+    """The diagnostics of one file."""
     path: str
     diagnostics: list[Diagnostic] = field(default_factory=list)
     source: SourceFile | None = None
@@ -180,6 +181,7 @@ def _options_from(settings) -> ParseOptions:
 
 @dataclass
 class FixOutcome:
+    """The fixed text of one file, what was fixed, and the final lint result."""
     text: str
     fixed: dict[str, int]
     result: LintResult

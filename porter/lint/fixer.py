@@ -92,6 +92,7 @@ class Round:
 
 @dataclass
 class FixResult:
+    """The outcome of the fix loop."""
     final: Round
     fixed: dict[str, int] = field(default_factory=dict)
     refused: str | None = None            # why a round was not applied (it added clang errors)

@@ -47,6 +47,7 @@ DOCS_URL = "https://cuport.dev/rules/{code}"
 
 @dataclass(frozen=True)
 class RuleInfo:
+    """A row of the codes table; the rule module is imported on first use."""
     code: str
     name: str
     sev: str
