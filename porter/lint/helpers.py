@@ -102,6 +102,8 @@ def warp_index_kind(an, node: Node | None, depth: int = 0):
     if n.kind != "BINARY_OPERATOR" or len(n.children) != 2 or n.op not in ("%", "&", "/", ">>"):
         return None
     lhs, rhs = n.children
+    if n.op == "&" and int_value(lhs) is not None and int_value(rhs) is None:
+        lhs, rhs = rhs, lhs             # `(WARP_SIZE - 1) & tid` (HeCBench sptrsv)
     if int_value(lhs) is not None or not an.thread_dependent(lhs):
         return None
     r, v, op = rhs.strip, int_value(rhs), n.op
