@@ -244,7 +244,7 @@ def parse(path: str, data: bytes, opts: ParseOptions | None = None):
     """Parse `data` as the contents of `path`. Returns (tu, errors). Never raises for bad source."""
     opts = opts or ParseOptions()
     tu, errors = _parse_once(path, data, opts)
-    if opts.recover and _recovery().needed(errors):
+    if opts.recover and errors and _recovery().needed(errors):     # no error: recovery is not even imported
         tu, errors = _recover(path, data, opts, tu, errors)
     elif errors and not opts.recover and opts.header_fallback and opts.header_mode == "light" \
             and _gcc_include_dirs():

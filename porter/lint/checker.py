@@ -107,7 +107,8 @@ def lint_source(source: SourceFile, settings=None, parse_options: ParseOptions |
     diags += _device_branch_diagnostics(source, opts, enabled, settings, diags)
     for d in diags:
         source.locate(d)
-    if not ignore_noqa:
+    low = source.text.lower()
+    if not ignore_noqa and ("cuport" in low or "noqa" in low):     # else no directive (Suppressions.parse's test)
         from porter.lint.suppress import Suppressions
         sup = Suppressions.parse(source.text)
         diags = [d for d in diags if not sup.is_suppressed(d.code, d.row)]
