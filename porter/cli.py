@@ -228,9 +228,28 @@ class _Dedup:
         return getattr(self.parser, name)
 
 
+def _one_file_lint(argv) -> bool:
+    """`cuport lint FILE` with one existing regular file (a pre-commit hook's call): worth a pre-forked worker."""
+    files = [a for a in argv[1:] if not a.startswith("-") and os.path.isfile(a)]
+    return len(files) == 1 and "-" not in argv and not any(a.startswith(("--show-", "-h", "--help")) for a in argv)
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    parser = build_parser(_command_of(argv))
+    command = _command_of(argv)
+    if command == "lint" and _one_file_lint(argv[argv.index("lint"):]):
+        from porter import isolate
+        isolate.prefork()           # imports the linter on another core while this process reads its settings
+    try:
+        return _main(argv, command)
+    finally:
+        if command == "lint":
+            from porter import isolate
+            isolate.discard_prefork()
+
+
+def _main(argv, command) -> int:
+    parser = build_parser(command)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
