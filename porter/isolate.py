@@ -249,8 +249,9 @@ class _Outcomes(list):
 
 # --- the pre-forked worker (one-file `cuport lint`, the pre-commit case) ------------------------------------
 # A cold one-file run spends about as long importing the linter and loading libclang as the parent spends
-# importing argparse, reading the settings and finding the file. `cuport lint` forks its worker first thing
-# (cli.main), and the worker imports what it will need on the second core while the parent does the rest; the
+# importing argparse, reading the settings and finding the file. `cuport lint FILE` forks its worker first thing
+# when a core is spare (cli.main; the load average says), and the worker imports what it will need on that
+# core while the parent does the rest (~13 ms of the parent's ~30 ms before it hands out the job); the
 # first run_each of a single task hands it its job. Nothing else changes: the job, its limits and its failures
 # are the ones a worker forked at that point would have. Not used (more files, a cache hit, an error): killed.
 
