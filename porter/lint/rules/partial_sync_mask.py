@@ -225,8 +225,12 @@ def _param_ok(an, mask, depth) -> bool:
     if n.ref not in params:
         return False
     k = params.index(n.ref)
-    sites = [c for c in an.model.of_kind("CALL_EXPR") if c.callee == fn.name and
-             (call_target(an.model, c) in (fn, None))]
+    by_callee = getattr(an.model, "_cp203_calls", None)
+    if by_callee is None:                    # calls by callee name, once per model (not a scan per mask)
+        by_callee = an.model._cp203_calls = {}
+        for c in an.model.of_kind("CALL_EXPR"):
+            by_callee.setdefault(c.callee, []).append(c)
+    sites = [c for c in by_callee.get(fn.name, ()) if call_target(an.model, c) in (fn, None)]
     if not sites:
         return False
     for c in sites:
