@@ -6,7 +6,7 @@
 
 Usage: .venv/bin/python bench/lint_speed.py [--files N]
        .venv/bin/python bench/lint_speed.py --cuda-samples DIR [--hipify-perl PATH]
-       .venv/bin/python bench/lint_speed.py --one-file FILE [--runs N] [--compare OTHER_CHECKOUT ...] [--hipify-perl PATH]
+       .venv/bin/python bench/lint_speed.py --one-file FILE [--runs N] [--compare OTHER_CHECKOUT] [--hipify-perl P]
 
 With --cuda-samples (a checkout of NVIDIA/cuda-samples, bench/corpus/sources.txt), the corpus is its 225
 `.cu`/`.cuh` files instead: lines/s per core of a cold `--jobs 1 --no-cache` run over all of them, from the

@@ -183,7 +183,7 @@ def _shim_pch(args: list[str], std: bool = False) -> str | None:
 def _make_shim_pch(args: list[str], std: bool = False) -> str | None:
     from porter.source import sha256
     key = sha256(_shim_stamp() + "\0".join(args).encode() + " ".join(_FULL_STD if std else ()).encode() +
-                         str(_cindex().conf.lib._name if hasattr(_cindex().conf.lib, "_name") else "").encode())
+                 str(_cindex().conf.lib._name if hasattr(_cindex().conf.lib, "_name") else "").encode())
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     d = os.path.join(base, "cuport", "pch")
     path = os.path.join(d, f"{'full' if std else 'shim'}-{key.hexdigest()[:20]}.pch")
