@@ -79,3 +79,12 @@ MODULO = """__global__ void work(int *out, int n) {
 def test_header_kernel_lane_modulo_of_the_thread_index_keeps_both_findings(tmp_path):
     assert _codes(tmp_path, MODULO) == [("CP101", 1), ("CP105", 5)]
     assert _codes(tmp_path, MODULO.replace("  int q = t % 32;\n  out[t] += q;\n", "")) == []
+
+
+def test_kernel_launched_through_a_function_pointer_is_not_in_view(tmp_path):
+    # HeCBench moe-align: `auto align_kernel = kernel<int>; align_kernel<<<...>>>` (the local is no kernel body)
+    main = MAIN.replace("  work<<<grid, block>>>(out, n);", "  auto k = work;\n  k<<<grid, block>>>(out, n);")
+    (tmp_path / "kernel.h").write_text(PLAIN)
+    (tmp_path / "main.cu").write_text(main)
+    res = lint_source(read_source(str(tmp_path / "main.cu")), enabled={"CP101", "CP105"})
+    assert sorted((d.code, d.row) for d in res.diagnostics) == [("CP101", 1), ("CP105", 5)]

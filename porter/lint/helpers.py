@@ -626,9 +626,15 @@ def header_kernel_is_warp_free(launch: Node, kernel: str, depth: int = 2) -> boo
             if c.kind.name in ("DECL_REF_EXPR", "OVERLOADED_DECL_REF") and c.spelling == kernel:
                 ref = c.referenced
                 break
-        if ref is None:
+        # a function (template) defined in a header; a function pointer (`auto k = kern<int>; k<<<...>>>`,
+        # HeCBench moe-align) or a kernel only declared here is not in view: unsure
+        if ref is None or ref.kind.name not in ("FUNCTION_DECL", "FUNCTION_TEMPLATE"):
             return False
-        return _warp_free(ref.get_definition(), depth, set())
+        defn = ref.get_definition()
+        if defn is None or defn.location.file is None or \
+                defn.location.file.name == launch._cursor.translation_unit.spelling:
+            return False
+        return _warp_free(defn, depth, set())
     except Exception:              # a cursor the bindings cannot follow: unsure
         return False
 
