@@ -40,8 +40,8 @@ No fix: moving the call out of the branch changes which values are exchanged; th
 - ORNL/HeCBench#177 (hang with a partial mask on a 64-lane wavefront), ROCm/hip#3667, pytorch/FBGEMM#5830.
 """
 from porter.analysis.syntax import for_parts
-from porter.lint.helpers import (call_target, in_device_code, int_value, sync_intrinsics, sync_mask, variable_writes,
-                                 warp_index_kind)
+from porter.lint.helpers import (call_target, in_device_code, int_value, is_lane_id, sync_intrinsics, sync_mask,
+                                 variable_writes, warp_index_kind)
 
 CODE = "CP203"
 _VOTES = {"__any_sync", "__all_sync", "__ballot_sync", "__ballot", "__any", "__all", "__activemask",
@@ -152,6 +152,46 @@ def _guard_ballot(an, mask, site, depth):
     return None
 
 
+def _low_lanes_guard(an, mask, site):
+    """`if (... && lane < K) { m = (1 << K) - 1; f(m, ...) }` with K the same on every thread and the other
+    conjuncts wave-uniform (cuda-samples shfl_scan): the mask is exactly the lanes that take the branch. Returns
+    that `if`'s condition, else None."""
+    n = mask.strip
+    if n.kind == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind == "VAR_DECL":
+        n = an.definition(n.ref)
+        n = n.strip if n is not None else None
+    if n is None or n.kind != "BINARY_OPERATOR" or n.op != "-" or len(n.children) != 2 or \
+            int_value(n.children[1]) != 1:
+        return None
+    shift = n.children[0].strip
+    if shift.kind != "BINARY_OPERATOR" or shift.op != "<<" or len(shift.children) != 2 or \
+            int_value(shift.children[0]) != 1:
+        return None
+    k = shift.children[1]
+    if an.thread_dependent(k):
+        return None
+    for p in site.ancestors():
+        if p.kind in ("FUNCTION_DECL", "FUNCTION_TEMPLATE", "CXX_METHOD", "LAMBDA_EXPR"):
+            return None
+        if p.kind != "IF_STMT" or not p.children or an.model.contains(p.children[0], site):
+            continue
+        cond = p.children[0]
+        parts, stack = [], [cond.strip]
+        while stack:
+            c = stack.pop()
+            if c.kind == "BINARY_OPERATOR" and c.op == "&&" and len(c.children) == 2:
+                stack.extend(x.strip for x in c.children)
+            else:
+                parts.append(c)
+        bound = [c for c in parts if c.kind == "BINARY_OPERATOR" and c.op == "<" and len(c.children) == 2 and
+                 _same(c.children[1], k) and is_lane_id(an, c.children[0])]
+        if len(bound) == 1 and all(c is bound[0] or not an.thread_dependent(c) or _wave_uniform(an, c)
+                                   for c in parts):
+            return cond
+        return None
+    return None
+
+
 def _emulated_match(an, mask, depth) -> bool:
     """The match-any emulation (HeCBench atomicAggregate, pre-sm_70):
     `for (i...) { t = __shfl_sync(M, x, i); b = __ballot_sync(M, t == x); if (i == lane) mask = b; }`: lane i
@@ -254,6 +294,8 @@ def _mask_ok(an, mask, site, depth=0):
     if _block_prefix(an, mask):
         return True, None
     g = _guard_ballot(an, mask, site, depth)
+    if g is None:
+        g = _low_lanes_guard(an, mask, site)
     if g is not None:
         return True, g
     if _emulated_match(an, mask, depth) or _param_ok(an, mask, depth):
