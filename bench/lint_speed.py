@@ -6,6 +6,7 @@
 
 Usage: .venv/bin/python bench/lint_speed.py [--files N]
        .venv/bin/python bench/lint_speed.py --cuda-samples DIR [--hipify-perl PATH]
+       .venv/bin/python bench/lint_speed.py --one-file FILE [--runs N] [--compare OTHER_CHECKOUT] [--hipify-perl P]
 
 With --cuda-samples (a checkout of NVIDIA/cuda-samples, bench/corpus/sources.txt), the corpus is its 225
 `.cu`/`.cuh` files instead: lines/s per core of a cold `--jobs 1 --no-cache` run over all of them, from the
@@ -134,6 +135,29 @@ def real_corpus(root: str, hipify: str | None) -> int:
     return 0
 
 
+def one_file(path: str, runs: int, others: list[str], hipify: str | None) -> int:
+    """The pre-commit case alone: `cuport lint --no-cache --exit-zero -q FILE` from this checkout and from each
+    other checkout (an older revision, say), alternating run by run so that load on the machine hits them alike;
+    each started as the installed `cuport` script starts (the same interpreter, porter imported from that tree;
+    run compileall on a tree first: with PYTHONDONTWRITEBYTECODE nothing writes its .pyc)."""
+    trees = [ROOT] + [os.path.abspath(o) for o in others]
+    times: dict = {t: [] for t in trees}
+    hip: list = []
+    for _ in range(runs):
+        for t in trees:
+            code = f"import sys; sys.path.insert(0, {t!r}); from porter.cli import main; sys.exit(main())"
+            times[t].append(timed([sys.executable, "-c", code, "lint", "--no-cache", "--exit-zero", "-q", path])[0])
+        if hipify:
+            hip.append(timed(["perl", hipify, path, "-o", os.devnull])[0])
+    n = open(path, "rb").read().count(b"\n")
+    print(f"one file ({path}, {n} lines), {runs} alternating runs, interpreter start included:")
+    for t, v in times.items():
+        print(f"  {t}: median {statistics.median(v) * 1000:.1f} ms, min {min(v) * 1000:.1f} ms")
+    if hip:
+        print(f"  hipify-perl: median {statistics.median(hip) * 1000:.1f} ms, min {min(hip) * 1000:.1f} ms")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--files", type=int, default=200)
@@ -142,7 +166,13 @@ def main() -> int:
                          "cuda-samples (65,908 lines in 225 files); 1 gives tiny 45-line files")
     ap.add_argument("--cuda-samples", metavar="DIR", help="measure on a cuda-samples checkout instead")
     ap.add_argument("--hipify-perl", metavar="PATH", help="hipify-perl script for the one-file comparison")
+    ap.add_argument("--one-file", metavar="FILE", help="only the one-file pre-commit run of FILE")
+    ap.add_argument("--runs", type=int, default=21, help="--one-file: runs per checkout (default 21)")
+    ap.add_argument("--compare", action="append", default=[], metavar="CHECKOUT",
+                    help="--one-file: also time this other checkout's porter, alternating")
     a = ap.parse_args()
+    if a.one_file:
+        return one_file(a.one_file, a.runs, a.compare, a.hipify_perl)
     if a.cuda_samples:
         return real_corpus(a.cuda_samples, a.hipify_perl)
     work = tempfile.mkdtemp(prefix="cuport-bench-")

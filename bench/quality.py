@@ -1,7 +1,7 @@
 """cuport's lint quality on real code (bench/corpus): parse rate, per-code precision, per-family recall.
 
     python bench/quality.py --root cuda-samples=DIR --root hecbench=DIR parse [--corpus hecbench]
-    python bench/quality.py --root cuda-samples=DIR --root hecbench=DIR score
+    python bench/quality.py --root cuda-samples=DIR --root hecbench=DIR score [--no-makefile-flags]
 
 `parse`: lints every file of the corpus and counts files with a CP000 error, first with no flags (a bare
 pre-commit run), then those files again with the -I/-D of their Makefile (what compile_commands.json gives).
@@ -78,14 +78,22 @@ def read_labels(path: str = LABELS) -> list[dict]:
         return [json.loads(line) for line in fh if line.strip() and not line.startswith("#")]
 
 
-def score(roots: dict, jobs: int) -> tuple[dict, int]:
+def score(roots: dict, jobs: int, makefile_flags: bool = True) -> tuple[dict, int]:
     labels = read_labels()
     reviewed = {(r["corpus"], r["file"]): r for r in labels if "lines" in r}
     findings = {}
     for name in sorted({c for c, _ in reviewed}):
         root = roots[name]
         paths = [os.path.join(root, f) for c, f in reviewed if c == name]
-        rows, _ = lint(paths, jobs=jobs)
+        # each program with its build's -I/-D (HeCBench sptrsv: -DWARP_SIZE=32), as compile_commands.json would
+        # give them; --no-makefile-flags for a bare pre-commit run
+        groups = collections.defaultdict(list)
+        for p in paths:
+            key = tuple(load.flags_for(root, os.path.relpath(p, root))) if makefile_flags else ()
+            groups[key].append(p)
+        rows = []
+        for flags, group in sorted(groups.items()):
+            rows += lint(group, flags=list(flags), jobs=jobs)[0]
         for r in rows:
             rel = os.path.relpath(r["filename"], root)
             findings.setdefault((name, rel), []).append(r)
@@ -147,7 +155,8 @@ def main(argv=None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("parse")
     p.add_argument("--corpus", action="append")
-    sub.add_parser("score")
+    s = sub.add_parser("score")
+    s.add_argument("--no-makefile-flags", action="store_true", help="lint every file with no flags")
     args = ap.parse_args(argv)
     roots = load.parse_roots(args.root)
     cs = load.corpora()
@@ -161,7 +170,7 @@ def main(argv=None) -> int:
     if args.cmd == "parse":
         result, status = parse_rate(roots, names, args.jobs), 0
     else:
-        result, status = score(roots, args.jobs)
+        result, status = score(roots, args.jobs, makefile_flags=not args.no_makefile_flags)
     text = json.dumps(result, indent=1)
     print(text)
     if args.output:

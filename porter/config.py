@@ -5,9 +5,6 @@ Rule selection follows ruff: within one layer (defaults, file, CLI) more specifi
 """
 from __future__ import annotations
 
-import difflib
-import hashlib
-import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -77,8 +74,10 @@ class Settings:
 
     def hash(self) -> str:
         """Stable across runs and key order; only what changes lint results counts (cache key)."""
+        import json
         blob = json.dumps(self._key(), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+        from porter.source import sha256
+        return sha256(blob.encode()).hexdigest()[:16]
 
     def show(self) -> str:
         """--show-settings."""
@@ -100,6 +99,7 @@ class Settings:
             "memory-limit": self.memory_limit,
             "settings-hash": self.hash(),
         }
+        import json
         return "".join(f"{k:<18} = {json.dumps(v)}\n" for k, v in rows.items())
 
 
@@ -227,6 +227,7 @@ def load_settings(start_dir: str = ".", config_path: str | None = None, isolated
 def _apply_file(s: Settings, t: dict, path: str) -> dict:
     for key in t:
         if key not in KEYS and key not in PASS_THROUGH:
+            import difflib
             close = difflib.get_close_matches(key.replace("_", "-"), KEYS, n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
             raise ConfigError(f"{path}: unknown key '{key}' in cuport settings{hint}")

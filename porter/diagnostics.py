@@ -23,6 +23,7 @@ class Edit:
 
 @dataclass(frozen=True)
 class Fix:
+    """A fix: its edits, their applicability and a title."""
     applicability: Applicability
     message: str
     edits: tuple[Edit, ...]
@@ -30,6 +31,7 @@ class Fix:
 
 @dataclass
 class Diagnostic:
+    """One finding: code, message, span (byte offsets; row/column once located) and optional fix."""
     code: str
     message: str
     filename: str

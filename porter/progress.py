@@ -8,7 +8,6 @@ never mixes with the report on stdout or the diagnostics on stderr.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 import time
 from collections import Counter
@@ -70,7 +69,9 @@ class Progress:
 
     def line(self, width: int | None = None) -> str:
         """`lint [#########---------] 12/40  3.1s  kernels/a.cu`, cut to the terminal's width."""
-        width = width or shutil.get_terminal_size((80, 24)).columns
+        if not width:
+            import shutil
+            width = shutil.get_terminal_size((80, 24)).columns
         frac = self.done / self.total if self.total else 0.0
         bar_w = 20
         full = int(frac * bar_w)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 from porter.frontend.model import FileModel, Function
 
@@ -13,6 +12,7 @@ _ANNOTATION = re.compile(rb"cuport:\s*launch\b[^\n]*")
 
 @dataclass(frozen=True)
 class Annotation:
+    """A parsed `// cuport: launch ...` annotation."""
     kernel: str | None
     block: tuple | None
     grid: tuple | None
@@ -29,8 +29,11 @@ _parser = None
 def _lark():
     global _parser
     if _parser is None:
+        import os
         from lark import Lark   # lazy: only files with an annotation pay for it
-        _parser = Lark(Path(__file__).with_name("launch.lark").read_text(), parser="lalr",
+        with open(os.path.join(os.path.dirname(__file__), "launch.lark"), encoding="utf-8") as fh:
+            grammar = fh.read()
+        _parser = Lark(grammar, parser="lalr",
                        propagate_positions=True)
     return _parser
 

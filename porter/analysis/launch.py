@@ -24,6 +24,7 @@ MAX_THREADS = 1024                    # CUDA / HIP / Vulkan-on-NVIDIA limit of t
 
 @dataclass(frozen=True)
 class Shape:
+    """A block shape and where it came from."""
     dims: tuple | None                # (x, y, z) when known
     source: str                       # 'launch site' | 'launch_bounds' | 'config' | 'annotation' | 'unknown'
     exact: bool
@@ -239,6 +240,7 @@ def _name_value(model, name, env, depth):
 
 @dataclass(frozen=True)
 class LaunchBounds:
+    """`__launch_bounds__` arguments."""
     max_threads: int | None
     min_blocks: int | None            # CUDA: min blocks per SM; HIP: min warps (waves) per EU
     args: tuple                       # argument texts
@@ -476,6 +478,7 @@ _DIM3_CTORS = ("CALL_EXPR", "CXX_FUNCTIONAL_CAST_EXPR", "CXX_TEMPORARY_OBJECT_EX
 
 @dataclass
 class LaunchShape:
+    """A launch site's block and grid."""
     block: list            # [x, y, z], None where unknown
     grid: list             # [text, text, text]: the CUDA grid expressions
     shmem: int | None      # dynamic shared bytes when constant

@@ -427,6 +427,7 @@ def callees(model: FileModel, fn: Function) -> list[Function]:
 
 @dataclass
 class StaticShared:
+    """A kernel's static shared memory: total bytes and the arrays."""
     bytes: int                      # sum of the known sizes
     arrays: list[SharedArray]
     unknown: list[SharedArray]      # sizes that do not fold (template-dependent extents)

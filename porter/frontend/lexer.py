@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 @dataclass
 class Token:
+    """One token of the source: its byte span, kind and text."""
     start: int
     end: int
     spelling: str
@@ -27,7 +28,7 @@ _KEYWORDS = {
 # Every repetition below has one way to match a given text (no alternation whose branches overlap, e.g. `.`
 # and `\n` under DOTALL), and every literal or comment that can be unterminated runs to the end of the data
 # instead of failing: one forward scan, never backtracking (an unterminated `R"(` used to take hours).
-_TOKEN = re.compile(rb"""
+_TOKEN_RE = rb"""
     (?P<ws>[ \t\r\n\f\v]+|\\\r?\n)
   | (?P<comment>//(?:[^\n\\]|\\.)*|/\*.*?(?:\*/|\Z))
   | (?P<raw>(?:u8|u|U|L)?R"(?P<delim>[^ ()\\\t\n]{0,16})\(.*?(?:\)(?P=delim)"|\Z))
@@ -36,7 +37,8 @@ _TOKEN = re.compile(rb"""
   | (?P<num>\.?[0-9](?:[eEpP][+-]|[0-9a-zA-Z_.'])*)
   | (?P<ident>[A-Za-z_$][A-Za-z0-9_$]*)
   | (?P<punct><<<|>>>|>>=|<<=|\.\.\.|->\*|<=>|::|->|\+\+|--|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%&|^!=<>]=|\#\#|.)
-""", re.VERBOSE | re.DOTALL)
+"""
+_TOKEN = None          # compiled on first use: many files are never lexed here (~1.5 ms)
 
 
 _KIND = {"comment": "COMMENT", "raw": "LITERAL", "str": "LITERAL", "chr": "LITERAL", "num": "LITERAL",
@@ -54,6 +56,9 @@ def lex(data: bytes, start: int = 0, end: int | None = None, token_cls=None):
     append = out.append
     kinds = _KIND
     keywords = _KEYWORDS
+    global _TOKEN
+    if _TOKEN is None:
+        _TOKEN = re.compile(_TOKEN_RE, re.VERBOSE | re.DOTALL)
     for m in _TOKEN.finditer(data, start):
         kind = m.lastgroup
         if kind == "ws":

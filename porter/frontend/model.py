@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
-from typing import Iterator
+from collections.abc import Iterator
 
 from porter.frontend import clangext
 from porter.frontend.lexer import Token, lex
@@ -245,6 +245,7 @@ def _preorder_pos(node: Node) -> int:
 
 @dataclass
 class Param:
+    """A function parameter."""
     name: str
     type: str
     is_pointer: bool
@@ -255,6 +256,7 @@ class Param:
 
 @dataclass
 class SharedArray:
+    """A `__shared__` array declaration and its dimensions."""
     name: str
     dims: list[int | None]          # None: unknown / extern
     elem_type: str
@@ -276,6 +278,7 @@ class SharedArray:
 
 @dataclass
 class LaunchSite:
+    """A `<<<...>>>` launch in host code."""
     kernel: str
     node: Node
     grid: Node | None
@@ -288,6 +291,7 @@ class LaunchSite:
 
 @dataclass
 class Function:
+    """A function definition of the file and what the model knows of it."""
     name: str
     node: Node
     kind: str                        # global | device | host | host_device

@@ -4,22 +4,31 @@ Two header modes: "light" (default) uses -nostdinc with our own stubs, which kee
 "full" uses the system's C/C++ headers (slower, exact)."""
 from __future__ import annotations
 
-import json
 import os
-import shlex
+import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
-SHIM_DIR = Path(__file__).resolve().parent / "shim"
-SHIM_HEADER = SHIM_DIR / "cuda_shim.h"
-STUB_INCLUDE = SHIM_DIR / "include"
+# plain strings, not pathlib (its import, with urllib's, is a few ms of a one-file pre-commit run)
+SHIM_DIR = os.path.join(os.path.dirname(os.path.realpath(__file__)), "shim")
+SHIM_HEADER = os.path.join(SHIM_DIR, "cuda_shim.h")
+STUB_INCLUDE = os.path.join(SHIM_DIR, "include")
 
 _index = None
+_CI = None
 
 
 def _cindex():
-    import clang.cindex as ci
-    return ci
+    global _CI
+    if _CI is None:
+        import clang.cindex as ci
+        conf = ci.Config
+        if not conf.loaded and not conf.library_file and sys.platform.startswith("linux") and conf.library_path:
+            # what the bindings' get_filename picks on Linux, without their `import platform` (~1 ms)
+            lib = os.path.join(conf.library_path, "libclang.so")
+            if os.path.isfile(lib):
+                conf.library_file = lib
+        _CI = ci
+    return _CI
 
 
 def index():
@@ -43,6 +52,7 @@ def _shutdown():
 
 @dataclass
 class ParseOptions:
+    """How to parse: include dirs, defines, extra flags, header mode, recovery."""
     include_dirs: list[str] = field(default_factory=list)
     defines: list[str] = field(default_factory=list)
     extra_args: list[str] = field(default_factory=list)
@@ -58,6 +68,7 @@ class ParseOptions:
 
 @dataclass
 class ClangError:
+    """One clang error or fatal diagnostic, with its offset in the main file when it lies there."""
     message: str
     offset: int | None
     line: int
@@ -96,11 +107,12 @@ def _clean_flags(args: list[str]) -> list[str]:
 
 
 def flags_from_compile_commands(path: str, source: str) -> list[str]:
-    p = Path(path)
-    if p.is_dir():
-        p = p / "compile_commands.json"
+    import json
+    import shlex
+    p = os.path.join(path, "compile_commands.json") if os.path.isdir(path) else path
     try:
-        entries = json.loads(p.read_text())
+        with open(p, encoding="utf-8") as fh:
+            entries = json.loads(fh.read())
     except (OSError, ValueError):
         return []
     target = os.path.realpath(source)
@@ -143,11 +155,12 @@ def _shim_stamp() -> bytes:
     mtime, e.g. after a reinstall with the same contents; a new stamp builds a new PCH instead."""
     global _SHIM_STAMP
     if _SHIM_STAMP is None:
-        parts = [SHIM_HEADER.read_bytes()]
-        files = [SHIM_HEADER] + sorted(p for p in STUB_INCLUDE.rglob("*") if p.is_file())
+        with open(SHIM_HEADER, "rb") as fh:
+            parts = [fh.read()]
+        files = [SHIM_HEADER] + sorted(os.path.join(d, n) for d, _, names in os.walk(STUB_INCLUDE) for n in names)
         for f in files:
             try:
-                st = f.stat()
+                st = os.stat(f)
                 parts.append(f"{f}:{st.st_size}:{st.st_mtime_ns}".encode())
             except OSError:
                 parts.append(str(f).encode())
@@ -168,9 +181,9 @@ def _shim_pch(args: list[str], std: bool = False) -> str | None:
 
 
 def _make_shim_pch(args: list[str], std: bool = False) -> str | None:
-    import hashlib
-    key = hashlib.sha256(_shim_stamp() + "\0".join(args).encode() + " ".join(_FULL_STD if std else ()).encode() +
-                         str(_cindex().conf.lib._name if hasattr(_cindex().conf.lib, "_name") else "").encode())
+    from porter.source import sha256
+    key = sha256(_shim_stamp() + "\0".join(args).encode() + " ".join(_FULL_STD if std else ()).encode() +
+                 str(_cindex().conf.lib._name if hasattr(_cindex().conf.lib, "_name") else "").encode())
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     d = os.path.join(base, "cuport", "pch")
     path = os.path.join(d, f"{'full' if std else 'shim'}-{key.hexdigest()[:20]}.pch")
@@ -214,10 +227,11 @@ def _base_args(path: str, opts: ParseOptions) -> list[str]:
         # no system headers, so the driver need not look for a GCC installation (it stats dozens of directories
         # on every parse: about 0.2 ms of the 2 ms a small file takes)
         args += ["-nostdinc", "-nostdinc++", "--gcc-toolchain=/nonexistent-gcc", "-isystem", str(STUB_INCLUDE),
-                 "-isystem", str(STUB_INCLUDE / "cuda_only")]
+                 "-isystem", os.path.join(STUB_INCLUDE, "cuda_only")]
     else:
         # the libclang wheel has no clang resource headers (stddef.h, stdarg.h...): GCC's are the closest
-        args += ["-isystem", str(STUB_INCLUDE / "cuda_only")] + [a for d in _gcc_include_dirs() for a in ("-isystem", d)]
+        args += ["-isystem", os.path.join(STUB_INCLUDE, "cuda_only")]
+        args += [a for d in _gcc_include_dirs() for a in ("-isystem", d)]
     if opts.compile_commands:
         args += flags_from_compile_commands(opts.compile_commands, path)
     args += [f"-I{d}" for d in opts.include_dirs]
@@ -230,7 +244,7 @@ def parse(path: str, data: bytes, opts: ParseOptions | None = None):
     """Parse `data` as the contents of `path`. Returns (tu, errors). Never raises for bad source."""
     opts = opts or ParseOptions()
     tu, errors = _parse_once(path, data, opts)
-    if opts.recover and _recovery().needed(errors):
+    if opts.recover and errors and _recovery().needed(errors):     # no error: recovery is not even imported
         tu, errors = _recover(path, data, opts, tu, errors)
     elif errors and not opts.recover and opts.header_fallback and opts.header_mode == "light" \
             and _gcc_include_dirs():

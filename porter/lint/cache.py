@@ -5,7 +5,6 @@ elsewhere): an entry that is not exactly what `put` writes for this key is a mis
 rewrites it. `get` never raises."""
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
@@ -24,7 +23,8 @@ class Cache:
     @staticmethod
     def key(path: str, data: bytes) -> str:
         # the path as given is part of the key: diagnostics carry it as their file name
-        h = hashlib.sha256(os.path.abspath(path).encode("utf-8", "surrogateescape"))
+        from porter.source import sha256
+        h = sha256(os.path.abspath(path).encode("utf-8", "surrogateescape"))
         h.update(b"\0")
         h.update(path.encode("utf-8", "surrogateescape"))
         h.update(b"\0")

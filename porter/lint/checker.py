@@ -23,6 +23,7 @@ _SYNTAX_CATEGORIES = clang_errors.SYNTAX_CATEGORIES
 
 @dataclass
 class LintResult:
+    """The diagnostics of one file."""
     path: str
     diagnostics: list[Diagnostic] = field(default_factory=list)
     source: SourceFile | None = None
@@ -106,7 +107,8 @@ def lint_source(source: SourceFile, settings=None, parse_options: ParseOptions |
     diags += _device_branch_diagnostics(source, opts, enabled, settings, diags)
     for d in diags:
         source.locate(d)
-    if not ignore_noqa:
+    low = source.text.lower()
+    if not ignore_noqa and ("cuport" in low or "noqa" in low):     # else no directive (Suppressions.parse's test)
         from porter.lint.suppress import Suppressions
         sup = Suppressions.parse(source.text)
         diags = [d for d in diags if not sup.is_suppressed(d.code, d.row)]
@@ -180,6 +182,7 @@ def _options_from(settings) -> ParseOptions:
 
 @dataclass
 class FixOutcome:
+    """The fixed text of one file, what was fixed, and the final lint result."""
     text: str
     fixed: dict[str, int]
     result: LintResult

@@ -22,9 +22,8 @@ edit is the text the rule read there (`Edit.seen`). `vet` turns a fix that fails
 from __future__ import annotations
 
 import bisect
-import hashlib
 from dataclasses import dataclass, field
-from typing import Callable
+from collections.abc import Callable
 
 from porter.diagnostics import Applicability, Diagnostic, Edit, Fix
 from porter.source import SourceFile, apply_edits, select_edits
@@ -93,6 +92,7 @@ class Round:
 
 @dataclass
 class FixResult:
+    """The outcome of the fix loop."""
     final: Round
     fixed: dict[str, int] = field(default_factory=dict)
     refused: str | None = None            # why a round was not applied (it added clang errors)
@@ -287,6 +287,7 @@ def _fix_key(f: Fix):
 
 
 def _digest(data: bytes) -> bytes:
+    import hashlib
     return hashlib.blake2b(data, digest_size=16).digest()
 
 

@@ -102,6 +102,8 @@ def warp_index_kind(an, node: Node | None, depth: int = 0):
     if n.kind != "BINARY_OPERATOR" or len(n.children) != 2 or n.op not in ("%", "&", "/", ">>"):
         return None
     lhs, rhs = n.children
+    if n.op == "&" and int_value(lhs) is not None and int_value(rhs) is None:
+        lhs, rhs = rhs, lhs             # `(WARP_SIZE - 1) & tid` (HeCBench sptrsv)
     if int_value(lhs) is not None or not an.thread_dependent(lhs):
         return None
     r, v, op = rhs.strip, int_value(rhs), n.op
@@ -604,3 +606,119 @@ def call_target(model, call: Node):
             return f
     cands = by_name.get(call.callee, ())
     return cands[0] if len(cands) == 1 else None
+
+
+# --- kernels defined outside the main file (a header next to it) ----------------------------------------------
+
+_WARP_WORDS = ("warp", "lane", "shfl", "ballot", "__any", "__all", "__match", "__reduce", "__activemask",
+               "tiled_partition", "thread_block_tile", "coalesced", "__popc", "__ffs", "cooperative_groups")
+_LANE_MATH = {("%", "32"), ("&", "31"), ("/", "32"), (">>", "5"), ("&", "0x1f"), ("&", "0x1F"), ("%", "warpSize"),
+              ("/", "warpSize")}
+
+
+def header_kernel_is_warp_free(launch: Node, kernel: str, depth: int = 2) -> bool:
+    """True when the launched kernel is defined in an included header (the model holds only the main file) and
+    neither it nor the functions it calls (to `depth`) show anything warp-level in their tokens: no warp or lane
+    name, no warp intrinsic, no `% 32`, `& 31`, `/ 32`, `>> 5`. Conservative: False when unsure."""
+    try:
+        ref = None
+        for c in launch._cursor.walk_preorder():
+            if c.kind.name in ("DECL_REF_EXPR", "OVERLOADED_DECL_REF") and c.spelling == kernel:
+                ref = c.referenced
+                break
+        # a function (template) defined in a header; a function pointer (`auto k = kern<int>; k<<<...>>>`,
+        # HeCBench moe-align) or a kernel only declared here is not in view: unsure
+        if ref is None or ref.kind.name not in ("FUNCTION_DECL", "FUNCTION_TEMPLATE"):
+            return False
+        defn = ref.get_definition()
+        if defn is None or defn.location.file is None or \
+                defn.location.file.name == launch._cursor.translation_unit.spelling:
+            return False
+        return _warp_free(defn, depth, set())
+    except Exception:              # a cursor the bindings cannot follow: unsure
+        return False
+
+
+def _header_tokens(defn) -> list[str]:
+    """The tokens of a definition in another file, from that file's text (libclang tokenizes the main file only);
+    comments are kept: a comment that mentions warps only makes the check more cautious."""
+    import re
+    ext = defn.extent
+    try:
+        with open(ext.start.file.name, "rb") as fh:
+            text = fh.read()[ext.start.offset:ext.end.offset].decode("latin-1")
+    except (OSError, AttributeError):
+        return []
+    return re.findall(r"[A-Za-z_]\w*|0[xX][0-9a-fA-F]+|\d+|>>=|<<=|>>|<<|[-+*/%&|^!=<>]=|&&|\|\||\S", text)
+
+
+def _thread_names(toks) -> set:
+    """Names assigned (plain `x = ...`, `x op= ...`, `T x = ...`) from threadIdx or from such names."""
+    stmts, cur = [], []
+    for t in toks:
+        if t in (";", "{", "}"):
+            stmts.append(cur)
+            cur = []
+        else:
+            cur.append(t)
+    stmts.append(cur)
+    tainted: set = set()
+    for _ in range(6):
+        before = len(tainted)
+        for st in stmts:
+            i = next((j for j, t in enumerate(st) if t in ("=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=",
+                                                             "<<=", ">>=")), None)
+            if i is None or i == 0 or not (st[i - 1][0].isalpha() or st[i - 1][0] == "_"):
+                continue
+            rest = st[i + 1:]
+            if "threadIdx" in rest or any(t in tainted for t in rest):
+                tainted.add(st[i - 1])
+        if len(tainted) == before:
+            break
+    return tainted
+
+
+def _left_operand(toks, i) -> list:
+    """Tokens of the operand left of the operator at toks[i]: a parenthesised group or a name (`threadIdx.x`)."""
+    j = i - 1
+    if j >= 0 and toks[j] == ")":
+        depth = 0
+        while j >= 0:
+            depth += toks[j] == ")"
+            depth -= toks[j] == "("
+            if depth == 0:
+                break
+            j -= 1
+        return toks[max(j, 0):i]
+    k = j
+    while k - 2 >= 0 and toks[k - 1] in (".", "->"):
+        k -= 2
+    return toks[max(k, 0):i]
+
+
+def _warp_free(defn, depth, seen) -> bool:
+    if defn is None or defn.location.file is None or defn.hash in seen:
+        return defn is not None and defn.hash in seen
+    seen.add(defn.hash)
+    toks = _header_tokens(defn)
+    if not toks:
+        return False
+    threads = None
+    for i, t in enumerate(toks):
+        low = t.lower()
+        if any(w in low for w in _WARP_WORDS):
+            return False
+        if i + 1 < len(toks) and (t, toks[i + 1]) in _LANE_MATH:
+            # `x % 32` is lane math when x comes from the thread index; bit positions in 32-bit words are not
+            threads = _thread_names(toks) if threads is None else threads
+            operand = _left_operand(toks, i)
+            if "threadIdx" in operand or any(o in threads for o in operand):
+                return False
+    for c in defn.walk_preorder():
+        if c.kind.name == "CALL_EXPR" and c.referenced is not None:
+            callee = c.referenced.get_definition()
+            if callee is None:
+                continue           # a builtin or a declaration only (the shim's intrinsics: names checked above)
+            if depth <= 0 or not _warp_free(callee, depth - 1, seen):
+                return False
+    return True

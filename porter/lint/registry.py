@@ -1,7 +1,6 @@
 """The one codes table (ruff codes.rs style). Adding a rule: its file in rules/, a row here, its fixture."""
 from __future__ import annotations
 
-import difflib
 import importlib
 from dataclasses import dataclass
 
@@ -48,6 +47,7 @@ DOCS_URL = "https://cuport.dev/rules/{code}"
 
 @dataclass(frozen=True)
 class RuleInfo:
+    """A row of the codes table; the rule module is imported on first use."""
     code: str
     name: str
     sev: str
@@ -83,6 +83,7 @@ BY_NAME: dict[str, RuleInfo] = {r.name: r for r in RULES.values()}
 
 class UnknownCode(ValueError):
     def __init__(self, code: str):
+        import difflib
         close = difflib.get_close_matches(code.upper(), list(RULES), n=1, cutoff=0.3) or \
             difflib.get_close_matches(code, list(BY_NAME), n=1, cutoff=0.3)
         hint = f" (did you mean {close[0]}?)" if close else ""

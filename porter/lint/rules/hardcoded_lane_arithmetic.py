@@ -269,6 +269,9 @@ def check(ctx):
         if pat is None:
             continue
         lhs, rhs = node.children
+        swapped = op == "&" and int_value(lhs) == pat[0] and int_value(rhs) is None
+        if swapped:
+            lhs, rhs = rhs, lhs         # `(WARP_SIZE - 1) & tid` (HeCBench sptrsv): no fix, the edit is for `t & 31`
         if int_value(rhs) != pat[0] or int_value(lhs) is not None:
             continue
         if not in_device_code(node):
@@ -287,7 +290,7 @@ def check(ctx):
         if ev == "unsafe" and op == "&" and _bit_field(node):
             continue      # `(x & ~31) | (perm(x) & 0x1F)`: low bits of a permuted index, not a lane id
         what = "warp count" if warp_count else ("lane id" if op in ("%", "&") else "warp id")
-        edit = replace_binary(node, pat[1], "warpSize")
+        edit = replace_binary(node, pat[1], "warpSize") if not swapped else None
         f = fix(f"Replace `{node.children[1].text}` with `warpSize`" if op in ("%", "/")
                 else f"Use `{pat[1]} warpSize`", edit, unsafe=ev == "unsafe") if edit else None
         doubt = ("; nothing here shows it is a warp (no warp intrinsic, no lane / warp name): if 32 is a tile "

@@ -39,7 +39,7 @@ No fix: the warp size has to be queried at run time and threaded through the lau
 """
 import re
 
-from porter.lint.helpers import int_value, warp_evidence
+from porter.lint.helpers import header_kernel_is_warp_free, int_value, warp_evidence
 
 CODE = "CP105"
 _WARPISH = re.compile(r"warp|wave|lane|simd|subgroup", re.I)
@@ -200,16 +200,23 @@ def check(ctx):
             continue
         if kernel not in evidence:
             kf = next((f for f in model.functions if f.name == kernel and f.is_kernel and f.body is not None), None)
-            evidence[kernel] = warp_evidence(an, kf) if kf is not None else None
-        ev = evidence[kernel]
+            evidence[kernel] = (warp_evidence(an, kf) if kf is not None else None, kf is not None)
+        ev, visible = evidence[kernel]
         for arg_kind in ("block", "grid", "shmem"):
             found = []
             _scan(an, args[arg_kind], arg_kind, 0, found, set())
             for leaf, role in found:
                 name = _name_of(leaf)
                 warpish = name is not None and _WARPISH.search(name) is not None
-                if ev is None and not warpish:
+                # a warp-size name is evidence only while the kernel is out of view: one in view with no
+                # warp-level code (HeCBench snake: `warp_size * warps` threads) only gets a block size
+                if ev is None and (not warpish or visible):
                     continue
+                if ev is None:
+                    if ("header", kernel) not in evidence:
+                        evidence[("header", kernel)] = header_kernel_is_warp_free(site, kernel)
+                    if evidence[("header", kernel)]:
+                        continue
                 key = (leaf.start, leaf.end)
                 if key in reported:
                     continue

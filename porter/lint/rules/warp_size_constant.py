@@ -54,7 +54,8 @@ import re
 from porter.diagnostics import Applicability, Edit, Fix
 from porter.frontend.model import WARP_INTRINSICS
 from porter.analysis.syntax import array_dim_exprs
-from porter.lint.helpers import (SHUFFLES, array_subscripts, function_by_call, int_value, is_shift_count, shuffle_operands, warp_evidence, warp_index_kind)
+from porter.lint.helpers import (SHUFFLES, array_subscripts, function_by_call, header_kernel_is_warp_free, int_value,
+                                 is_shift_count, shuffle_operands, warp_evidence, warp_index_kind)
 
 CODE = "CP101"
 _WARPISH = re.compile(r"warp|wave|lane|simd|subgroup", re.I)
@@ -118,10 +119,11 @@ class _Flow:
         return r
 
     def kernel_evidence(self, name):
+        """(evidence node or None, whether the kernel's definition is in this file)."""
         if name not in self._evidence:
             kf = next((f for f in self.model.functions if f.name == name and f.is_kernel and f.body is not None),
                       None)
-            self._evidence[name] = warp_evidence(self.an, kf) if kf is not None else None
+            self._evidence[name] = (warp_evidence(self.an, kf) if kf is not None else None, kf is not None)
         return self._evidence[name]
 
     def _maskish(self, node, depth=0):
@@ -219,7 +221,9 @@ class _Flow:
         if name in _CONFIG:
             launch = call.parent
             kernel = launch.spelling if launch is not None else ""
-            ev = self.kernel_evidence(kernel)
+            ev, visible = self.kernel_evidence(kernel)
+            if ev is None and (visible or header_kernel_is_warp_free(launch, kernel)):
+                return []       # a kernel in view with no warp-level code: its block size is only a block size
             return [("strong" if ev is not None else "launch", f"launch configuration of `{kernel}`", launch)]
         f = function_by_call(self.model, call)
         if f is not None and f.body is not None and f.is_device_code:
