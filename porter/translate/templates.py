@@ -43,20 +43,28 @@ def host_template_instances(model, fn, kernel_params) -> list[dict]:
         if not hparams:
             continue
         kargs = parsed[1]
-        if not kargs and kernel_params:          # `k<<<g, b>>>(d_a, n)`: deduced from the arguments' types
-            kargs = _deduce_from_args(fn, ls.args, [p[0] for p in kernel_params])
-            if kargs is None:
-                continue
-        if len(kargs) != len(kernel_params):
+        deduce = not kargs and kernel_params     # `k<<<g, b>>>(d_a, n)`: deduced from the arguments' types
+        if not deduce and not _defaults_complete(kernel_params, len(kargs)):
             continue
         if text is None:
             text = _strip_comments(model.source.text)
         for env in _host_envs(model, host, text):
+            if deduce:
+                # the argument types with this call's host arguments in (`const IdxT` -> `const int`), so
+                # arguments spelled with the host's parameters and concrete ones agree
+                try:
+                    types = [_substitute(a.type, env) for a in ls.args]
+                except Exception:
+                    continue
+                kargs = _deduce_from_types(fn, [t for t in types], [p[0] for p in kernel_params if p[0]])
+                if kargs is None:
+                    continue
             args = {}
             for (name, kind, _d), a in zip(kernel_params, kargs):
                 a = _substitute(a, env)
                 args[name] = a if kind == "type" else (a if isinstance(a, int) else _value_of(model, a))
-            if all(v is not None for v in args.values()) and \
+            args = _fill_defaults(model, fn, kernel_params, args)
+            if args is not None and all(v is not None for v in args.values()) and \
                     not any(kind == "type" and str(v) in hparams for (_n, kind, _d), v in
                             zip(kernel_params, args.values())):
                 out.append(args)
@@ -68,7 +76,9 @@ def _host_envs(model, host, text: str, depth: int = 0) -> list[dict]:
     the text (`run<double>(`), calls clang resolved (deduced arguments), and explicit calls inside another
     templated host function (`run<T>(` in `outer<T>`) through that function's own calls, 3 levels deep."""
     hparams = [p[0] for p in template_params(host.node)]
-    pat = re.compile(r"\b" + re.escape(host.name) + r"\s*<([^;{}()]*?)>\s*\(")
+    # a call `run<double>(`, or the address of a specialization `run<32 * 2>,` (a table of function pointers):
+    # either instantiates it
+    pat = re.compile(r"\b" + re.escape(host.name) + r"\s*<([^;{}()]*?)>\s*(?:\(|(?=[,});]))")
     envs: list[dict] = []
 
     def add(env):
@@ -128,14 +138,6 @@ def _deduce(pattern: str, actual: str, names: list[str], env: dict) -> bool:
         return False
     env[pt[i]] = val
     return True
-
-
-def _deduce_from_args(fn, arg_nodes, names: list[str]) -> list | None:
-    """The kernel's template arguments deduced from a launch's argument types (all type parameters), or None."""
-    try:
-        return _deduce_from_types(fn, [a.type for a in arg_nodes], names)
-    except Exception:
-        return None
 
 
 def _substitute(a, env: dict):
@@ -205,6 +207,8 @@ def _deduce_from_types(fn, arg_types: list[str], names: list[str]) -> list | Non
         return None
     env: dict = {}
     for pt, t in zip(ptypes, arg_types):
+        if t == "<dependent type>":
+            continue        # an expression clang leaves dependent: the others must bind every name (below)
         if not t or not _deduce(pt, t, names, env):
             return None
     return [env[n] for n in names] if all(n in env for n in names) else None
@@ -222,7 +226,8 @@ class Instance:
 
     @property
     def label(self) -> str:
-        return ", ".join(str(self.args[p]) for p in self.order)
+        # an unnamed (SFINAE) parameter does not name the instance
+        return ", ".join(str(self.args[p]) for p in self.order if p)
 
 
 def template_params(fn_node) -> list[tuple[str, str, object]]:
@@ -243,6 +248,83 @@ def template_params(fn_node) -> list[tuple[str, str, object]]:
     return out
 
 
+_ENABLE_IF = re.compile(r"^\s*typename\s+(?:std::)?enable_if\s*<(?P<cond>.*),\s*int\s*>::type\s*=\s*0\s*$|"
+                        r"^\s*(?:std::)?enable_if_t\s*<(?P<cond2>.*?)(?:,\s*int\s*)?>\s*\*?\s*=\s*(?:0|nullptr)\s*$",
+                        re.S)
+_IS_SAME = re.compile(r"^\s*(?P<neg>!\s*)?(?:std::)?is_same(?:<(?P<a>[^<>]*),(?P<b>[^<>]*)>::value|"
+                      r"_v<(?P<a2>[^<>]*),(?P<b2>[^<>]*)>)\s*$")
+
+
+def _defaults_complete(params, n: int) -> bool:
+    """n explicit arguments and defaults for the rest (an unnamed SFINAE parameter has one)."""
+    return n <= len(params) and all(d is not None for _n, _k, d in params[n:])
+
+
+def _fill_defaults(model, fn, params, args: dict) -> dict | None:
+    """args with the parameters a launch left to their defaults filled in; an unnamed
+    `typename std::enable_if<std::is_same<T, X>::value, int>::type = 0` parameter (an overload chosen by
+    type) is evaluated with the arguments: None when the condition is false (the launch calls another
+    overload) or cannot be decided (no guess)."""
+    out = dict(args)
+    for name, kind, d in params:
+        if name in out:
+            continue
+        if d is None:
+            return None
+        node = next((c for c in fn.node.children if c.kind == "TEMPLATE_NON_TYPE_PARAMETER" and
+                     c.spelling == name and c.start <= d.start), None)
+        m = _ENABLE_IF.match(node.text) if node is not None and not name else None
+        if m is not None:
+            holds = _is_same_holds(model, fn, m.group("cond") or m.group("cond2"), out)
+            if not holds:
+                return None
+            out[name] = 0
+        elif kind == "type":
+            out[name] = d.spelling.replace("struct ", "")
+        elif name:
+            out[name] = const_int(model, d)
+        else:
+            return None
+    return out
+
+
+def _is_same_holds(model, fn, cond: str, args: dict):
+    """True / False for `std::is_same<A, B>::value` (or `!...`, `is_same_v`) with args substituted and
+    typedefs resolved (`half2` is `__half2`); None when it is another condition or a side is not known."""
+    m = _IS_SAME.match(cond)
+    if not m:
+        return None
+    a, b = (m.group("a") or m.group("a2")), (m.group("b") or m.group("b2"))
+    a, b = (canonical_type(model, fn, _substitute(x.strip(), args)) for x in (a, b))
+    if any(p and p in (a, b) for p in args if isinstance(p, str)) or not a or not b:
+        return None
+    return (a == b) != bool(m.group("neg"))
+
+
+def canonical_type(model, fn, spelling) -> str:
+    """A type spelling with the file's typedefs and aliases of plain names resolved through clang (what
+    `std::is_same` compares), qualifiers normalised; ints stay ints."""
+    if not isinstance(spelling, str):
+        return spelling
+    cache = getattr(model, "_cuport_typedefs", None)
+    if cache is None:
+        cache = {}
+        try:
+            tu = fn.node._cursor.translation_unit
+            for c in tu.cursor.get_children():
+                if c.kind.name in ("TYPEDEF_DECL", "TYPE_ALIAS_DECL") and c.spelling not in cache:
+                    cache[c.spelling] = c.underlying_typedef_type.get_canonical().spelling
+        except Exception:
+            pass
+        try:
+            model._cuport_typedefs = cache
+        except AttributeError:
+            pass
+    toks = _norm_type(spelling)
+    toks = [t for tok in toks for t in (_norm_type(cache[tok]) if tok in cache else [tok])]
+    return " ".join(toks)
+
+
 def _strip_comments(text: str) -> str:
     text = re.sub(r"/\*.*?\*/", lambda m: " " * len(m.group(0)), text, flags=re.S)
     return re.sub(r"//[^\n]*", lambda m: " " * len(m.group(0)), text)
@@ -258,7 +340,61 @@ def _value_of(model, text: str):
         v = model.macro_value(t)
         if isinstance(v, int):
             return v
-    return None
+        return None
+    return _int_expr(model, t)
+
+
+def _int_expr(model, text: str):
+    """An integer constant expression of literals and integer macros (`32 * 2`, `(N + 31) / 32`), with C's
+    truncating division; None for anything else."""
+    import ast
+    names = {}
+
+    def name(m):
+        v = model.macro_value(m.group(0)) if model is not None else None
+        if not isinstance(v, int):
+            raise ValueError(m.group(0))
+        names[m.group(0)] = v
+        return str(v)
+    try:
+        t = re.sub(r"\b(0[xX][0-9a-fA-F]+|\d+)[uUlL]*\b", lambda m: str(int(m.group(1), 0)), text)
+        t = re.sub(r"\b[A-Za-z_]\w*\b", name, t)
+        if "//" in t or "**" in t:
+            return None
+        tree = ast.parse(t.replace("/", "//"), mode="eval")
+    except (ValueError, SyntaxError):
+        return None
+
+    def ev(n):
+        if isinstance(n, ast.Expression):
+            return ev(n.body)
+        if isinstance(n, ast.Constant) and type(n.value) is int:
+            return n.value
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.USub, ast.UAdd, ast.Invert)):
+            v = ev(n.operand)
+            return -v if isinstance(n.op, ast.USub) else (~v if isinstance(n.op, ast.Invert) else v)
+        if isinstance(n, ast.BinOp):
+            a, b = ev(n.left), ev(n.right)
+            op = type(n.op)
+            if op in (ast.FloorDiv, ast.Mod):
+                if b == 0:
+                    raise ValueError("division by zero")
+                q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)     # C truncates toward zero
+                return q if op is ast.FloorDiv else a - q * b
+            ops = {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b,
+                   ast.LShift: lambda: a << b, ast.RShift: lambda: a >> b, ast.BitAnd: lambda: a & b,
+                   ast.BitOr: lambda: a | b, ast.BitXor: lambda: a ^ b}
+            if op in ops and (op not in (ast.LShift, ast.RShift) or 0 <= b < 64):
+                return ops[op]()
+        raise ValueError("not an integer constant expression")
+    try:
+        return ev(tree)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _canon_args(model, fn, args: dict) -> dict:
+    return {k: canonical_type(model, fn, v) for k, v in args.items()}
 
 
 def instances(model, fn, defines: dict | None = None) -> list[Instance]:
@@ -270,8 +406,8 @@ def instances(model, fn, defines: dict | None = None) -> list[Instance]:
     def add(args: dict, origin: str, node=None):
         if set(args) != set(names):
             return
-        if any(a.args == args for a in found):
-            return
+        if any(a.args == args or _canon_args(model, fn, a.args) == _canon_args(model, fn, args) for a in found):
+            return                  # `half2` and `__half2` are one instantiation
         found.append(Instance(args, names, origin, node))
 
     for ls in model.launches:

@@ -108,11 +108,13 @@ def translate_path(path: str, target_name: str, target, text: str | None = None,
                 result.diagnostics.append(make_diagnostic(fsrc, "CP907", at, at + len(fn.name), msg))
                 continue
             jobs = []
+            # overloads of one name (chosen by enable_if) always name their instances
+            overloaded = sum(1 for k in model.kernels if k.name == fn.name and k.body is not None) > 1
             for inst in insts:
                 subst = {k: (v if isinstance(v, int) else ct.parse(str(v).replace("struct ", ""), None,
                                                                     unit.struct_names))
                          for k, v in inst.args.items()}
-                label = fn.name if len(insts) == 1 else f"{fn.name}<{inst.label}>"
+                label = fn.name if len(insts) == 1 and not overloaded else f"{fn.name}<{inst.label}>"
                 shape = next((s for s, ls in zip(shapes, launches_of(model, fn.name))
                               if inst.node is not None and ls.node is inst.node), shapes[0] if shapes else None)
                 jobs.append((label, subst, shape, inst))
