@@ -397,7 +397,35 @@ def _canon_args(model, fn, args: dict) -> dict:
     return {k: canonical_type(model, fn, v) for k, v in args.items()}
 
 
-def instances(model, fn, defines: dict | None = None) -> list[Instance]:
+# type arguments taken from another input's text: only builtin arithmetic types (a name there may mean
+# something else here)
+_PLAIN_TYPES = re.compile(r"^(?:(?:unsigned|signed)\s+)?(?:char|short|int|long|long\s+long|float|double|bool|"
+                          r"unsigned|u?int(?:8|16|32|64)_t|size_t)$")
+
+
+def _other_file_launches(fn, params, texts) -> list[dict]:
+    """[{param: value}] for launches `k<float, 4><<<` of `fn` in other inputs' texts, with arguments that are
+    builtin types and integer literal expressions only (never their file's template parameters or macros)."""
+    out = []
+    pat = re.compile(r"\b" + re.escape(fn.name) + r"\s*<([^;{}]*?)>\s*<<<")
+    for text in texts:
+        for m in pat.finditer(_strip_comments(text)):
+            raw = [a.strip() for a in split_top_level(m.group(1))]
+            if len(raw) > len(params):
+                continue
+            args = {}
+            for (name, kind, _d), a in zip(params, raw):
+                if kind == "type":
+                    a = re.sub(r"\s+", " ", a)
+                    args[name] = a if _PLAIN_TYPES.match(a) else None
+                else:
+                    args[name] = _int_expr(None, a)
+            if all(v is not None for v in args.values()):
+                out.append(args)
+    return out
+
+
+def instances(model, fn, defines: dict | None = None, other_texts=()) -> list[Instance]:
     """The instantiations of template kernel `fn` to emit, deduplicated, in a stable order."""
     params = template_params(fn.node)
     names = [p[0] for p in params]
@@ -418,6 +446,10 @@ def instances(model, fn, defines: dict | None = None) -> list[Instance]:
             add({p[0]: v for p, (_k, v) in zip(params, ta)}, "launch", ls.node)
     for args in host_template_instances(model, fn, params):      # launches inside templated host functions
         add(args, "host template")
+    for args in _other_file_launches(fn, params, other_texts):   # launches in another input of the run
+        args = _fill_defaults(model, fn, params, args)
+        if args is not None and all(v is not None for v in args.values()):
+            add(args, "other input")
     text = _strip_comments(model.source.text)
     for m in re.finditer(r"\btemplate\s+(?!<)[^;{}]*?\b" + re.escape(fn.name) + r"\s*<([^;{}]*?)>\s*\(", text):
         raw = split_top_level(m.group(1))

@@ -49,7 +49,8 @@ def _lint_and_fix(source, popts, enabled_fixes: bool):
 
 def translate_path(path: str, target_name: str, target, text: str | None = None, *, defines=(), include_dirs=(),
                    extra_args=(), compile_commands=None, header_mode: str = "light", kernel: str | None = None,
-                   portability_fixes: bool = True, validate: bool = False, **options) -> TranslationResult:
+                   portability_fixes: bool = True, validate: bool = False, program_files=(),
+                   **options) -> TranslationResult:
     t0 = time.perf_counter()
     source = SourceFile(path, text) if text is not None else read_source(path)
     # kernels, device functions and data in the project headers it includes are translated with it (units.py)
@@ -80,6 +81,7 @@ def translate_path(path: str, target_name: str, target, text: str | None = None,
     if integ.file_errors:
         result.extra["refused"] = "clang errors that no declaration owns: no kernel of this file is translated"
     seen = set()
+    others = None                   # the texts of the run's other inputs (launches of templates defined here)
     for fn in kernels:
         if id(fn.node) in seen:
             continue
@@ -99,7 +101,9 @@ def translate_path(path: str, target_name: str, target, text: str | None = None,
             continue
         shapes = launch_shapes(model, fn.name)
         if fn.is_template:
-            insts = instances(model, fn, dmap)
+            if others is None:
+                others = units.other_inputs(path, program_files, linemap)
+            insts = instances(model, fn, dmap, others)
             if not insts:
                 msg = (f"template kernel `{fn.name}` is never instantiated (no launch site, no explicit "
                        "instantiation): pass its template parameters with -D NAME=VALUE")
