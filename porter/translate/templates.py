@@ -16,15 +16,57 @@ from porter.frontend.model import template_arguments
 _LAUNCH = re.compile(r"^\s*(?:::)?(\w+)\s*(<(?P<targs>.*)>)?\s*<<<", re.S)
 
 
-def launch_kernel_text(model, ls) -> tuple[str, list] | None:
-    """(kernel name, [template argument texts]) of a launch from its source text, or None."""
+def launch_kernel_text(model, ls, name: str | None = None) -> tuple[str, list] | None:
+    """(kernel name, [template argument texts]) of a launch from its source text, or None. A launch written
+    inside a macro's argument (`DISPATCH(v, N, [&] { k<T, N><<<g, b>>>(...); })`) spans the whole macro
+    call: the one launch of `name` in it."""
     text = model.source.slice(ls.node.start, ls.node.end)
     head = text[:text.find("<<<") + 3] if "<<<" in text else ""
     m = _LAUNCH.match(head)
+    if not m and name:
+        pat = re.compile(r"(?<![\w.>:])" + re.escape(name) + r"\s*(<(?P<targs>[^;{}]*?)>)?\s*<<<")
+        found = list(pat.finditer(text))
+        if not found and not text.strip() and ls.function is not None and ls.function.node is not None:
+            # clang gave the copy no extent of its own: the host function's one launch of `name`
+            found = list(pat.finditer(_strip_comments(ls.function.node.text)))
+        m = found[0] if len(found) == 1 else None
+        if m is not None:
+            targs = m.group("targs")
+            return name, ([a.strip() for a in split_top_level(targs)] if targs else [])
     if not m:
         return None
     targs = m.group("targs")
     return m.group(1), ([a.strip() for a in split_top_level(targs)] if targs else [])
+
+
+def local_constants(model, node, stop) -> dict:
+    """{name: value} of the constants visible at `node` inside host function `stop`: `constexpr int N = 8;`
+    (a const integer with a constant initialiser) and `using acc_t = float;` declared before it in an
+    enclosing block (macro-expanded dispatch blocks included: each copy of a launch sees its own); the
+    innermost declaration wins."""
+    env: dict = {}
+    child, anc = node, node.parent
+    while anc is not None and child is not stop:
+        for c in anc.children:
+            if c is child:
+                break
+            decls = c.children if c.kind == "DECL_STMT" else ()
+            for d in decls:
+                if d.spelling in env or not d.spelling:
+                    continue
+                try:
+                    if d.kind == "VAR_DECL" and d._cursor.type.is_const_qualified() and d.children:
+                        v = const_int(model, d.children[-1])
+                        if v is not None:
+                            env[d.spelling] = v
+                    elif d.kind in ("TYPE_ALIAS_DECL", "TYPEDEF_DECL"):
+                        t = d._cursor.underlying_typedef_type.spelling
+                        if t and "type-parameter" not in t:
+                            env[d.spelling] = t
+                except Exception:
+                    continue
+        child, anc = anc, anc.parent
+    return env
 
 
 def host_template_instances(model, fn, kernel_params) -> list[dict]:
@@ -36,9 +78,10 @@ def host_template_instances(model, fn, kernel_params) -> list[dict]:
         host = ls.function
         if host is None or not host.is_template or ls.kernel not in ("", fn.name):
             continue
-        parsed = launch_kernel_text(model, ls)
+        parsed = launch_kernel_text(model, ls, fn.name)
         if parsed is None or parsed[0] != fn.name:
             continue
+        local = local_constants(model, ls.node, host.node)
         hparams = [p[0] for p in template_params(host.node)]
         if not hparams:
             continue
@@ -61,7 +104,7 @@ def host_template_instances(model, fn, kernel_params) -> list[dict]:
                     continue
             args = {}
             for (name, kind, _d), a in zip(kernel_params, kargs):
-                a = _substitute(a, env)
+                a = _substitute(_substitute(a, local), env)
                 args[name] = a if kind == "type" else (a if isinstance(a, int) else _value_of(model, a))
             args = _fill_defaults(model, fn, kernel_params, args)
             if args is not None and all(v is not None for v in args.values()) and \
