@@ -115,8 +115,7 @@ def translate_path(path: str, target_name: str, target, text: str | None = None,
             # overloads of one name (chosen by enable_if) always name their instances
             overloaded = sum(1 for k in model.kernels if k.name == fn.name and k.body is not None) > 1
             for inst in insts:
-                subst = {k: (v if isinstance(v, int) else ct.parse(str(v).replace("struct ", ""), None,
-                                                                    unit.struct_names))
+                subst = {k: (v if isinstance(v, int) else _type_arg(model, fn, v, unit))
                          for k, v in inst.args.items()}
                 label = fn.name if len(insts) == 1 and not overloaded else f"{fn.name}<{inst.label}>"
                 shape = next((s for s, ls in zip(shapes, launches_of(model, fn.name))
@@ -217,6 +216,19 @@ def translate_path(path: str, target_name: str, target, text: str | None = None,
         result.diagnostics.sort(key=Diagnostic.sort_key)
     result.extra["seconds"] = round(time.perf_counter() - t0, 4)
     return result
+
+
+def _type_arg(model, fn, spelling, unit):
+    """A template type argument as a CType; a typedef of the file (`bump_gpu<real_t>`) through what it names."""
+    t = ct.parse(str(spelling).replace("struct ", ""), None, unit.struct_names)
+    if t.kind == "unknown":
+        from porter.translate.templates import canonical_type
+        canon = canonical_type(model, fn, str(spelling))
+        if canon != str(spelling):
+            t2 = ct.parse(canon.replace("struct ", ""), None, unit.struct_names)
+            if t2.kind != "unknown":
+                return t2
+    return t
 
 
 def clang_error_diagnostics(src, model, integ, broken) -> list:
