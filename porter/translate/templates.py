@@ -359,6 +359,8 @@ def canonical_type(model, fn, spelling) -> str:
                     cache[c.spelling] = c.underlying_typedef_type.get_canonical().spelling
         except Exception:
             pass
+        for k, v in _shim_typedefs().items():      # the shim's (int64_t...) come from a PCH clang does not list
+            cache.setdefault(k, v)
         try:
             model._cuport_typedefs = cache
         except AttributeError:
@@ -434,6 +436,25 @@ def _int_expr(model, text: str):
         return ev(tree)
     except (ValueError, RecursionError):
         return None
+
+
+_SHIM_TYPEDEFS: dict | None = None
+
+
+def _shim_typedefs() -> dict:
+    """{name: type} of the plain `typedef long long int64_t;` lines of cuport's CUDA shim."""
+    global _SHIM_TYPEDEFS
+    if _SHIM_TYPEDEFS is None:
+        _SHIM_TYPEDEFS = {}
+        try:
+            from porter.frontend.parse import SHIM_HEADER
+            text = _strip_comments(SHIM_HEADER.read_text())
+        except (OSError, ImportError):
+            return _SHIM_TYPEDEFS
+        for m in re.finditer(r"\btypedef\s+((?:(?:unsigned|signed|long|short|int|char|float|double|bool)\s+)*"
+                             r"(?:unsigned|signed|long|short|int|char|float|double|bool))\s+(\w+)\s*;", text):
+            _SHIM_TYPEDEFS.setdefault(m.group(2), " ".join(m.group(1).split()))
+    return _SHIM_TYPEDEFS
 
 
 def _canon_args(model, fn, args: dict) -> dict:

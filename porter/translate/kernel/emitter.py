@@ -37,6 +37,9 @@ class Unit:
                 self.structs[n.spelling] = fields
                 self.struct_order.append(n.spelling)
         self.struct_names = set(self.structs)
+        # plain struct templates, instantiated as plain structs where kernels use them (class_templates.py)
+        from porter.translate.kernel import class_templates
+        self.class_templates = class_templates.collect(model)
         self.fn_by_node = {id(f.node): f for f in model.functions}
         self.fns_by_name: dict[str, list] = {}
         for f in model.functions:

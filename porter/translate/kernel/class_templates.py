@@ -1,0 +1,103 @@
+"""Class templates used in device code (issue 14, item 4): a small struct template of plain data
+(`template <typename index_t> struct TensorDims { index_t sizes[2]; };`) used as `TensorDims<index_t>` in a
+kernel instantiated with index_t = int64_t becomes the plain struct `TensorDims_i64` of the target, its fields'
+types substituted. Only plain data: a template with constructors, methods, base classes or static members is
+left to the existing refusals (its name stays unknown: CP907 at its use); a pointer field is refused by
+use_struct like any struct's."""
+from __future__ import annotations
+
+import re
+
+from porter.translate.kernel import ctype as ct
+
+_PLAIN_CHILDREN = {"TEMPLATE_TYPE_PARAMETER", "TEMPLATE_NON_TYPE_PARAMETER", "FIELD_DECL", "TYPE_REF",
+                   "INTEGER_LITERAL", "DECL_REF_EXPR", "UNEXPOSED_EXPR", "PAREN_EXPR", "BINARY_OPERATOR"}
+
+
+class FieldView:
+    """A FIELD_DECL of a class template seen in one instantiation: its type is parsed with that
+    instantiation's arguments (typeinfo.decl_type); everything else is the field's node."""
+
+    def __init__(self, node, subst: dict):
+        self._node = node
+        self.subst = subst
+
+    def __getattr__(self, name):
+        return getattr(self._node, name)
+
+
+def collect(model) -> dict:
+    """{name: (parameter names, kinds, [(field, FIELD_DECL)])} of the file's plain-data class templates."""
+    out = {}
+    for n in model.of_kind("CLASS_TEMPLATE"):
+        if not n.spelling or n.spelling in out:
+            continue
+        kids = n.children
+        fields = [(c.spelling, c) for c in kids if c.kind == "FIELD_DECL"]
+        params = [(c.spelling, "type" if c.kind == "TEMPLATE_TYPE_PARAMETER" else "value") for c in kids
+                  if c.kind in ("TEMPLATE_TYPE_PARAMETER", "TEMPLATE_NON_TYPE_PARAMETER")]
+        if not fields or not params or any(not p for p, _k in params):
+            continue
+        if any(c.kind not in _PLAIN_CHILDREN for c in kids):
+            out[n.spelling] = None          # methods, constructors, bases...: not plain data
+            continue
+        out[n.spelling] = (params, fields)
+    return out
+
+
+def rewrite(unit, spelling: str, subst) -> str:
+    """`spelling` with each use of a plain class template (`TensorDims<index_t>`, `const S<long, 4> *`)
+    replaced by the name of its instantiation, registered in the unit's structs; unchanged otherwise."""
+    temps = getattr(unit, "class_templates", None)
+    if not temps or "<" not in spelling:
+        return spelling
+    pat = re.compile(r"\b(" + "|".join(re.escape(k) for k, v in temps.items() if v) + r")\s*<([^<>]*)>") \
+        if any(temps.values()) else None
+    if pat is None:
+        return spelling
+
+    def one(m):
+        name = instance(unit, m.group(1), m.group(2), subst)
+        return name or m.group(0)
+    return pat.sub(one, spelling)
+
+
+def instance(unit, name: str, args_text: str, subst) -> str | None:
+    params, fields = unit.class_templates[name]
+    from porter.frontend.lexer import split_top_level
+    raw = [a.strip() for a in split_top_level(args_text)]
+    if len(raw) != len(params):
+        return None
+    inst: dict = {}
+    suffix = []
+    for (p, kind), a in zip(params, raw):
+        if kind == "type":
+            t = ct.parse(a, subst, unit.struct_names)
+            if t.kind not in ("scalar", "struct", "vector"):
+                return None                 # only value types name an instance (no pointers, no unknowns)
+            inst[p] = t
+            suffix.append(t.name if t.kind != "vector" else f"{t.elem.name}x{t.n}")
+        else:
+            v = subst.get(a) if subst and a in subst else None
+            if not isinstance(v, int):
+                from porter.translate.templates import _int_expr
+                v = _int_expr(unit.model, a)
+            if not isinstance(v, int):
+                return None
+            inst[p] = v
+            suffix.append(str(v).replace("-", "m"))
+    iname = f"{name}_{'_'.join(suffix)}"
+    if iname not in unit.structs:
+        unit.structs[iname] = [(f, FieldView(n, inst)) for f, n in fields]
+        unit.struct_order.append(iname)
+        unit.struct_names.add(iname)
+    return iname
+
+
+def member_name(model, n) -> str:
+    """The member a MEMBER_REF_EXPR names; clang leaves it unnamed when its base is dependent (`dims.sizes`
+    with `TensorDims<index_t> dims` in a template): the identifier after the last `.` / `->` of its text."""
+    if n.spelling or not n.children:
+        return n.spelling
+    m = re.search(r"(?:\.|->)\s*(?:template\s+)?([A-Za-z_]\w*)\s*$", model.source.slice(n.children[0].end, n.end))
+    return m.group(1) if m else n.spelling
