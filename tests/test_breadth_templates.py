@@ -83,7 +83,7 @@ def test_program_fixture_matches_numpy_on_lavapipe_and_pocl(monkeypatch):
     ran = {(r.case, r.target, r.variant): r.status for r in results}
     assert set(ran.values()) == {"pass"}, [(r.case, r.target, r.variant, r.message) for r in results]
     cases = {c for c, _t, _v in ran}
-    assert len(cases) == len(PROGRAM_KERNELS)
+    assert len(cases) == len(PROGRAM_KERNELS) + 1          # + spread of struct_templates.cu
     for c in cases:
         assert {(c, "vulkan", "sg4"), (c, "vulkan", "sg8"), (c, "vulkan", "sg16"), (c, "opencl", "-")} <= set(ran)
 
@@ -150,3 +150,30 @@ def test_integer_constant_expressions():
     assert _int_expr(None, "1 << 4") == 16 and _int_expr(None, "0x10u") == 16
     assert _int_expr(None, "N * 2") is None and _int_expr(None, "2 ** 3") is None
     assert _int_expr(None, "1 / 0") is None and _int_expr(None, "sizeof(float)") is None
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_plain_struct_templates_become_plain_structs(target):
+    res = translate_file(fx("struct_templates.cu"), target, validate=can_validate(target))
+    text = res.shaders["spread"] if target == "glsl" else res.text
+    assert "Pair_f32" in text and "Dims_i32_2" in text
+    if can_validate(target):
+        assert all(v["ok"] for v in res.extra["validation"].values()), res.extra["validation"]
+    if target == "opencl":
+        # nonzero's shape: a struct template by value, `auto` locals of its dependent members
+        assert set(res.manifests) == {"spread", "unflatten"} and not res.failed_kernels
+        assert "Dims_i64_2 dims," in text and "long inner = dims.sizes[1];" in text
+    else:
+        # GLSL refuses any struct parameter holding an array (its push-constant layout), template or not
+        assert set(res.shaders) == {"spread"}
+        assert "struct parameter `dims`" in res.failed_kernels["unflatten"]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_struct_templates_with_pointers_or_constructors_stay_refused(target):
+    res = translate_file(fx("refused_structs.cu"), target, validate=False)
+    assert not res.manifests
+    rows = {(d.code, d.row) for d in res.diagnostics if d.severity == "error"}
+    assert rows == {("CP907", 5), ("CP907", 22)}, rows
+    assert "a pointer inside struct `View_f32`" in res.failed_kernels["fill_view"]
+    assert "a variable of type `Rec<T>`" in res.failed_kernels["use_rec"]

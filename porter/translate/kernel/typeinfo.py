@@ -216,6 +216,10 @@ class TypesMixin:
                 any(c.kind in ("CUDACONSTANT_ATTR", "CUDADEVICE_ATTR") for c in d.children) and \
                 not re.search(r"[=({]", self.model.source.slice(d.start, d.end).split(d.spelling, 1)[-1]):
             return None     # `__constant__ S s;`: clang's implicit construction is no initialiser (the host sets s)
+        if last.kind in ("CXX_CONSTRUCT_EXPR", "CALL_EXPR") and not last.children and \
+                (getattr(self.u, "class_templates", None) or {}).get(last.spelling) and \
+                not re.search(r"[=({]", self.model.source.slice(d.start, d.end).split(d.spelling, 1)[-1]):
+            return None     # `Dims<int, 2> d;` of a plain struct template (no constructor): no initialiser
         return last
 
     def var_decl(self, d) -> list[str]:
