@@ -27,7 +27,8 @@ class FieldView:
 
 
 def collect(model) -> dict:
-    """{name: (parameter names, kinds, [(field, FIELD_DECL)])} of the file's plain-data class templates."""
+    """{name: (parameters [(name, kind)], [(field, FIELD_DECL)])} of the file's plain-data class templates;
+    {name: why} (a string) for the others, for the refusal's message."""
     out = {}
     for n in model.of_kind("CLASS_TEMPLATE"):
         if not n.spelling or n.spelling in out:
@@ -36,12 +37,28 @@ def collect(model) -> dict:
         fields = [(c.spelling, c) for c in kids if c.kind == "FIELD_DECL"]
         params = [(c.spelling, "type" if c.kind == "TEMPLATE_TYPE_PARAMETER" else "value") for c in kids
                   if c.kind in ("TEMPLATE_TYPE_PARAMETER", "TEMPLATE_NON_TYPE_PARAMETER")]
-        if not fields or not params or any(not p for p, _k in params):
-            continue
-        if any(c.kind not in _PLAIN_CHILDREN for c in kids):
-            out[n.spelling] = None          # methods, constructors, bases...: not plain data
-            continue
-        out[n.spelling] = (params, fields)
+        ptr = next((f for f, c in fields if "*" in (c.type or "") or "&" in (c.type or "")), None)
+        other = next((c for c in kids if c.kind == "CXX_BASE_SPECIFIER"), None) or \
+            next((c for c in kids if c.kind not in _PLAIN_CHILDREN), None)
+        if not fields and not any(c.kind == "CXX_BASE_SPECIFIER" for c in kids):
+            continue                        # a tag or trait (`struct RestrictPtrTraits { typedef T* P; }`)
+        if ptr is not None:
+            out[n.spelling] = f"struct template `{n.spelling}` holds a pointer (`{ptr}`)"
+        elif other is not None:
+            what = {"CONSTRUCTOR": "a constructor", "CXX_METHOD": "member functions",
+                    "CXX_BASE_SPECIFIER": "a base class", "TEMPLATE_TEMPLATE_PARAMETER": "a template template "
+                    "parameter"}.get(other.kind, f"a `{other.kind.lower()}` member")
+            out[n.spelling] = f"struct template `{n.spelling}` has {what}, not only plain data fields"
+        elif not params or any(not p for p, _k in params):
+            out[n.spelling] = f"struct template `{n.spelling}` has unnamed template parameters"
+        else:
+            out[n.spelling] = (params, fields)
+    # `template <...> using PackedTensorAccessor64 = GenericPackedTensorAccessor<T, N, P, int64_t>;`: why the
+    # template it names is not plain data (an alias of a plain one is not instantiated: refused as unknown)
+    for n in model.of_kind("TYPE_ALIAS_TEMPLATE_DECL"):
+        m = re.search(r"\busing\s+\w+\s*=\s*(?:typename\s+)?(?:\w+::)*(\w+)\s*<", n.text or "")
+        if m and n.spelling and n.spelling not in out and isinstance(out.get(m.group(1)), str):
+            out[n.spelling] = out[m.group(1)]
     return out
 
 
@@ -51,8 +68,8 @@ def rewrite(unit, spelling: str, subst) -> str:
     temps = getattr(unit, "class_templates", None)
     if not temps or "<" not in spelling:
         return spelling
-    pat = re.compile(r"\b(" + "|".join(re.escape(k) for k, v in temps.items() if v) + r")\s*<([^<>]*)>") \
-        if any(temps.values()) else None
+    plain = [k for k, v in temps.items() if isinstance(v, tuple)]
+    pat = re.compile(r"\b(" + "|".join(re.escape(k) for k in plain) + r")\s*<([^<>]*)>") if plain else None
     if pat is None:
         return spelling
 
@@ -101,3 +118,12 @@ def member_name(model, n) -> str:
         return n.spelling
     m = re.search(r"(?:\.|->)\s*(?:template\s+)?([A-Za-z_]\w*)\s*$", model.source.slice(n.children[0].end, n.end))
     return m.group(1) if m else n.spelling
+
+
+def why_not(unit, spelling: str) -> str:
+    """`: struct template `X` holds a pointer (`data`)` when `spelling` uses a class template that is not plain
+    data, else ''."""
+    for name, v in (getattr(unit, "class_templates", None) or {}).items():
+        if isinstance(v, str) and re.search(r"\b" + re.escape(name) + r"\s*<", spelling or ""):
+            return f" ({v})"
+    return ""

@@ -245,7 +245,8 @@ class KernelEmitter(TypesMixin, StatementsMixin, ExpressionsMixin, PointersMixin
                 self.scalars.append(info)
                 self.params.append({"name": p.name, "kind": "scalar", "info": info})
             else:
-                self.fail(p.node, f"parameter `{p.name}` of type `{p.type}`")
+                from porter.translate.kernel.class_templates import why_not
+                self.fail(p.node, f"parameter `{p.name}` of type `{p.type}`{why_not(self.u, p.type)}")
 
     def use_struct(self, name, node):
         if name not in self.u.structs:

@@ -217,7 +217,7 @@ class TypesMixin:
                 not re.search(r"[=({]", self.model.source.slice(d.start, d.end).split(d.spelling, 1)[-1]):
             return None     # `__constant__ S s;`: clang's implicit construction is no initialiser (the host sets s)
         if last.kind in ("CXX_CONSTRUCT_EXPR", "CALL_EXPR") and not last.children and \
-                (getattr(self.u, "class_templates", None) or {}).get(last.spelling) and \
+                isinstance((getattr(self.u, "class_templates", None) or {}).get(last.spelling), tuple) and \
                 not re.search(r"[=({]", self.model.source.slice(d.start, d.end).split(d.spelling, 1)[-1]):
             return None     # `Dims<int, 2> d;` of a plain struct template (no constructor): no initialiser
         return last
@@ -240,7 +240,7 @@ class TypesMixin:
         if t.kind == "unknown" and "(*)" in d.type:
             self.fail(d, f"a function pointer `{d.spelling}`")
         if t.kind == "unknown" or t.kind == "void":
-            self.fail(d, f"a variable of type `{d.type}`")
+            self.fail(d, f"a variable of type `{d.type}`{class_templates.why_not(self.u, d.type)}")
         if t.kind == "struct":
             self.use_struct(t.name, d)
         if t.kind == "array":
