@@ -15,6 +15,7 @@ from porter.translate.kernel.validate import opencl_context, tool
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(ROOT, "tests", "fixtures", "breadth", "templates")
 TARGETS = ("glsl", "opencl")
+EXPORTS = {"keyed<1, 32>", "keyed<40, 64>"}
 PROGRAM_KERNELS = {"tile_sum<2>", "tile_sum<4>", "gated<float, int, 2, 3>", "gated<float, int, 4, 3>",
                    "bump<real_t>", "bump<int>", "gather_rows"}
 
@@ -66,8 +67,8 @@ def test_never_guessed_template_arguments_are_refused(target):
     got = {(d.code, d.row, d.kernel if hasattr(d, "kernel") else None) for d in res.diagnostics
            if d.severity == "error"}
     rows = {(d.code, d.row) for d in res.diagnostics if d.severity == "error"}
-    assert rows == {("CP907", 6), ("CP907", 15)}, got
-    assert set(res.failed_kernels) == {"twice", "unused_tile"}
+    assert rows == {("CP907", 6), ("CP907", 15), ("CP907", 30)}, got
+    assert set(res.failed_kernels) == {"twice", "unused_tile", "blocked"}
     assert "never instantiated" in res.failed_kernels["twice"]
     assert not res.manifests
 
@@ -83,7 +84,7 @@ def test_program_fixture_matches_numpy_on_lavapipe_and_pocl(monkeypatch):
     ran = {(r.case, r.target, r.variant): r.status for r in results}
     assert set(ran.values()) == {"pass"}, [(r.case, r.target, r.variant, r.message) for r in results]
     cases = {c for c, _t, _v in ran}
-    assert len(cases) == len(PROGRAM_KERNELS) + 1          # + spread of struct_templates.cu
+    assert cases == PROGRAM_KERNELS | EXPORTS | {"spread"}      # + exports.cu, spread of struct_templates.cu
     for c in cases:
         assert {(c, "vulkan", "sg4"), (c, "vulkan", "sg8"), (c, "vulkan", "sg16"), (c, "opencl", "-")} <= set(ran)
 
@@ -179,3 +180,12 @@ def test_struct_templates_with_pointers_or_constructors_stay_refused(target):
     assert "parameter `v` of type `View<float>` (struct template `View` holds a pointer (`data`))" in \
         res.failed_kernels["fill_view"]
     assert "a variable of type `Rec<T>` (struct template `Rec` has a constructor" in res.failed_kernels["use_rec"]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_macro_written_instantiations_and_host_computed_arguments(target):
+    res = translate_file(fx("exports.cu"), target, validate=can_validate(target))
+    assert not res.failed_kernels and set(res.manifests) == EXPORTS
+    assert res.manifests["keyed<40, 64>"]["template_args"] == {"K": 40, "BS": 64}
+    if can_validate(target):
+        assert all(v["ok"] for v in res.extra["validation"].values()), res.extra["validation"]

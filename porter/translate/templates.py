@@ -20,7 +20,7 @@ def launch_kernel_text(model, ls, name: str | None = None) -> tuple[str, list] |
     """(kernel name, [template argument texts]) of a launch from its source text, or None. A launch written
     inside a macro's argument (`DISPATCH(v, N, [&] { k<T, N><<<g, b>>>(...); })`) spans the whole macro
     call: the one launch of `name` in it."""
-    text = model.source.slice(ls.node.start, ls.node.end)
+    text = _strip_comments(model.source.slice(ls.node.start, ls.node.end))   # `k <A, B> // args` newline `<<<`
     head = text[:text.find("<<<") + 3] if "<<<" in text else ""
     m = _LAUNCH.match(head)
     if not m and name:
@@ -37,6 +37,10 @@ def launch_kernel_text(model, ls, name: str | None = None) -> tuple[str, list] |
         return None
     targs = m.group("targs")
     return m.group(1), ([a.strip() for a in split_top_level(targs)] if targs else [])
+
+
+_INTS = {"INT", "UINT", "LONG", "ULONG", "LONGLONG", "ULONGLONG", "SHORT", "USHORT", "CHAR_S", "SCHAR", "UCHAR",
+         "CHAR_U", "BOOL"}
 
 
 def local_constants(model, node, stop) -> dict:
@@ -59,6 +63,10 @@ def local_constants(model, node, stop) -> dict:
                         v = const_int(model, d.children[-1])
                         if v is not None:
                             env[d.spelling] = v
+                        elif d.children[-1].text.strip() and d._cursor.type.get_canonical().kind.name in _INTS:
+                            # `const uint32_t bs = ((K + 32) / 32) * 32;` over the host template's parameters:
+                            # its text, evaluated once they are substituted (never if anything stays unknown)
+                            env[d.spelling] = "(" + d.children[-1].text.strip() + ")"
                     elif d.kind in ("TYPE_ALIAS_DECL", "TYPEDEF_DECL"):
                         t = d._cursor.underlying_typedef_type.spelling
                         if t and "type-parameter" not in t:
@@ -90,7 +98,7 @@ def host_template_instances(model, fn, kernel_params) -> list[dict]:
         if not deduce and not _defaults_complete(kernel_params, len(kargs)):
             continue
         if text is None:
-            text = _strip_comments(model.source.text)
+            text = _program_text(model)
         for env in _host_envs(model, host, text):
             if deduce:
                 # the argument types with this call's host arguments in (`const IdxT` -> `const int`), so
@@ -370,6 +378,40 @@ def canonical_type(model, fn, spelling) -> str:
     return " ".join(toks)
 
 
+_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)]*)\)((?:[^\n]*\\\n)*[^\n]*)", re.M)
+
+
+def _program_text(model) -> str:
+    """The file's text without comments, followed by the expansions of function-like macros that make explicit
+    instantiations (`#define EXPORT(x) template uint64_t _compress<x>(...);` then `EXPORT(1) EXPORT(2)`,
+    gerbil): the instantiations they write are the program's, so the text scans below see them. The
+    expansions lie past the end of the source: inside no function."""
+    cached = getattr(model, "_cuport_program_text", None)
+    if cached is not None:
+        return cached
+    text = _strip_comments(model.source.text)
+    extra = []
+    for d in _DEFINE.finditer(text):
+        name, params, body = d.group(1), [p.strip() for p in d.group(2).split(",")], d.group(3)
+        body = body.replace("\\\n", " ")
+        if not re.search(r"\btemplate\b", body) or not all(re.fullmatch(r"\w+", p) for p in params):
+            continue
+        for m in re.finditer(r"(?<![\w#])" + re.escape(name) + r"\s*\(([^()]*)\)", text):
+            if d.start() <= m.start() < d.end() or len(extra) > 4096:
+                continue
+            args = [a.strip() for a in split_top_level(m.group(1))] if m.group(1).strip() else []
+            if len(args) != len(params):
+                continue
+            env = dict(zip(params, args))
+            extra.append(re.sub(r"\b\w+\b", lambda w: env.get(w.group(0), w.group(0)), body))
+    out = text + ("\n" + "\n".join(extra) + "\n" if extra else "")
+    try:
+        model._cuport_program_text = out
+    except AttributeError:
+        pass
+    return out
+
+
 def _strip_comments(text: str) -> str:
     text = re.sub(r"/\*.*?\*/", lambda m: " " * len(m.group(0)), text, flags=re.S)
     return re.sub(r"//[^\n]*", lambda m: " " * len(m.group(0)), text)
@@ -514,7 +556,7 @@ def instances(model, fn, defines: dict | None = None, other_texts=()) -> list[In
         args = _fill_defaults(model, fn, params, args)
         if args is not None and all(v is not None for v in args.values()):
             add(args, "other input")
-    text = _strip_comments(model.source.text)
+    text = _program_text(model)
     for m in re.finditer(r"\btemplate\s+(?!<)[^;{}]*?\b" + re.escape(fn.name) + r"\s*<([^;{}]*?)>\s*\(", text):
         raw = split_top_level(m.group(1))
         if len(raw) != len(params):
