@@ -127,3 +127,56 @@ def why_not(unit, spelling: str) -> str:
         if isinstance(v, str) and re.search(r"\b" + re.escape(name) + r"\s*<", spelling or ""):
             return f" ({v})"
     return ""
+
+
+_BINARY = {"+", "-", "*", "/", "%", "<", ">", "<=", ">=", "==", "!=", "&", "|", "^", "<<", ">>", "&&", "||", "="}
+_UNARY = {"-", "+", "!", "~"}
+
+
+class OperatorView:
+    """A CALL_EXPR of an unresolved operator seen as the BINARY_OPERATOR / UNARY_OPERATOR it is in this
+    instance (the emitter's operator code runs on it); kept alive per node by the emitter, since types are
+    cached by id."""
+
+    def __init__(self, node, kind: str, op: str, children: list):
+        self._node = node
+        self.kind = kind
+        self.op = op
+        self.children = children
+
+    @property
+    def strip(self):
+        return self
+
+    def __getattr__(self, name):
+        return getattr(self._node, name)
+
+
+def dependent_operator(em, n):
+    """`a + b`, `-a` in a template that clang keeps as a call of an unresolved `operator+` (overloads of it are
+    visible, e.g. cuda_fp16.h's for __half2: CALL_EXPR(lhs, DECL_REF '', rhs)) as an OperatorView, when every
+    operand is a scalar in this instance: C's built-in operator is the one that applies. None otherwise (a
+    struct or vector operand may have an overload: left to the call path, which refuses it)."""
+    if n.kind != "CALL_EXPR" or n.spelling or len(n.children) not in (2, 3):
+        return None
+    cache = em.__dict__.setdefault("_operator_views", {})
+    if id(n) in cache:
+        return cache[id(n)][1]
+    view = None
+    callee = [c for c in n.children if c.kind in ("DECL_REF_EXPR", "UNEXPOSED_EXPR", "OVERLOADED_DECL_REF")
+              and not c.spelling]
+    if len(callee) == 1:
+        mid = callee[0]
+        operands = [c for c in n.children if c is not mid]
+        try:        # the operator's own token (inside a macro's expansion the extents are the macro call's)
+            op = next(iter(mid._cursor.get_tokens())).spelling
+        except Exception:
+            op = None
+        if len(operands) == 2 and op in _BINARY and n.children[1] is mid:
+            view = OperatorView(n, "BINARY_OPERATOR", op, operands)
+        elif len(operands) == 1 and op in _UNARY and mid.start <= operands[0].start:
+            view = OperatorView(n, "UNARY_OPERATOR", op, operands)
+        if view is not None and any(em.ty(c).kind != "scalar" for c in operands):
+            view = None
+    cache[id(n)] = (n, view)
+    return view

@@ -141,6 +141,10 @@ class TypesMixin:
                     if fname == member:
                         return self.decl_type(fnode)
             return self.parse_type(n.type)
+        if k == "CALL_EXPR":
+            view = class_templates.dependent_operator(self, n)     # `a + b` on T: an unresolved operator call
+            if view is not None:
+                return self.ty(view)
         if k == "BINARY_OPERATOR" and len(n.children) == 2:
             op = n.op
             if op in COMPARE or op in ("&&", "||"):
