@@ -141,13 +141,15 @@ def main(args) -> int:
     # an input another input includes is translated as part of its includer(s), not alone (units.py)
     from porter.translate.kernel.units import included_inputs, not_seen as units_fallback
     inside = included_inputs([f for f, _ in files])
+    subs = dict(files)              # each input's output sub-directory (a skipped one may come back below)
+    all_inputs = [f for f, _ in files]
     if inside:
         files = [(f, sub) for f, sub in files if f not in inside]
         if not _opt(args, "quiet", False):
             for f, by in inside.items():
                 print(f"cuport translate: note: {f} is translated with {by}, which includes it", file=sys.stderr)
     options["program_files"] = [f for f, _ in files if f != "-"]
-    _INPUTS[:] = [f for f, _ in files]
+    _INPUTS[:] = all_inputs
     _WRITTEN.clear()
     refusal = check_outputs(_INPUTS, [("-o", out)]) if out and not os.path.isdir(out) else None
     if refusal:
@@ -169,7 +171,6 @@ def main(args) -> int:
     outcomes = {"translated": 0, "partly translated": 0, "refused": 0, "without kernels": 0}
     results = []                    # every file's result: kernels launched in one and defined in none
     shown: set = set()              # diagnostics printed for headers (inlined into several inputs)
-    subs = dict(files) | {f: sub for f, sub in _expand(list(inside))[0]} if inside else {}
 
     def inputs():
         yield from files
