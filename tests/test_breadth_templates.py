@@ -203,3 +203,16 @@ def test_unresolved_operator_calls_on_scalar_instances(target):
     assert "A[i] = -beta;" in text and "if (!(beta < A[i]) && beta != 0)" in text
     if can_validate(target):
         assert all(v["ok"] for v in res.extra["validation"].values()), res.extra["validation"]
+
+
+def test_header_of_two_includers_is_reported_once(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cuh").write_text("__global__ void jumps(int *a) {\n  goto done;\ndone:\n  a[0] = 1;\n}\n")
+    for name in ("a.cu", "b.cu"):
+        (src / name).write_text('#include "k.cuh"\nint main() { int *a; jumps<<<1, 1>>>(a); return 0; }\n')
+    r = cuport("translate", "--to", "opencl", "--no-validate", str(src), "-o", str(tmp_path / "o"))
+    assert r.returncode == 1
+    assert r.stderr.count("k.cuh:2:3: CP907 [error] kernel `jumps` not translated: `goto`") == 1, r.stderr
+    assert "k.cuh is translated with" in r.stderr and "k.cuh: kernels it holds" not in r.stderr
+    assert not os.path.exists(tmp_path / "o" / "k.cl")
