@@ -16,15 +16,65 @@ from porter.frontend.model import template_arguments
 _LAUNCH = re.compile(r"^\s*(?:::)?(\w+)\s*(<(?P<targs>.*)>)?\s*<<<", re.S)
 
 
-def launch_kernel_text(model, ls) -> tuple[str, list] | None:
-    """(kernel name, [template argument texts]) of a launch from its source text, or None."""
-    text = model.source.slice(ls.node.start, ls.node.end)
+def launch_kernel_text(model, ls, name: str | None = None) -> tuple[str, list] | None:
+    """(kernel name, [template argument texts]) of a launch from its source text, or None. A launch written
+    inside a macro's argument (`DISPATCH(v, N, [&] { k<T, N><<<g, b>>>(...); })`) spans the whole macro
+    call: the one launch of `name` in it."""
+    text = _strip_comments(model.source.slice(ls.node.start, ls.node.end))   # `k <A, B> // args` newline `<<<`
     head = text[:text.find("<<<") + 3] if "<<<" in text else ""
     m = _LAUNCH.match(head)
+    if not m and name:
+        pat = re.compile(r"(?<![\w.>:])" + re.escape(name) + r"\s*(<(?P<targs>[^;{}]*?)>)?\s*<<<")
+        found = list(pat.finditer(text))
+        if not found and not text.strip() and ls.function is not None and ls.function.node is not None:
+            # clang gave the copy no extent of its own: the host function's one launch of `name`
+            found = list(pat.finditer(_strip_comments(ls.function.node.text)))
+        m = found[0] if len(found) == 1 else None
+        if m is not None:
+            targs = m.group("targs")
+            return name, ([a.strip() for a in split_top_level(targs)] if targs else [])
     if not m:
         return None
     targs = m.group("targs")
     return m.group(1), ([a.strip() for a in split_top_level(targs)] if targs else [])
+
+
+_INTS = {"INT", "UINT", "LONG", "ULONG", "LONGLONG", "ULONGLONG", "SHORT", "USHORT", "CHAR_S", "SCHAR", "UCHAR",
+         "CHAR_U", "BOOL"}
+
+
+def local_constants(model, node, stop) -> dict:
+    """{name: value} of the constants visible at `node` inside host function `stop`: `constexpr int N = 8;`
+    (a const integer with a constant initialiser) and `using acc_t = float;` declared before it in an
+    enclosing block (macro-expanded dispatch blocks included: each copy of a launch sees its own); the
+    innermost declaration wins."""
+    env: dict = {}
+    child, anc = node, node.parent
+    while anc is not None and child is not stop:
+        for c in anc.children:
+            if c is child:
+                break
+            decls = c.children if c.kind == "DECL_STMT" else ()
+            for d in decls:
+                if d.spelling in env or not d.spelling:
+                    continue
+                try:
+                    if d.kind == "VAR_DECL" and d._cursor.type.is_const_qualified() and d.children:
+                        v = const_int(model, d.children[-1])
+                        if v is not None:
+                            env[d.spelling] = v
+                        elif d.children[-1].text.strip() and d._cursor.type.get_canonical().kind.name in _INTS:
+                            # `const uint32_t bs = ((K + 32) / 32) * 32;` over the host template's parameters:
+                            # its text, evaluated once they are substituted (never if anything stays unknown)
+                            env[d.spelling] = "(" + d.children[-1].text.strip() + ")"
+                    elif d.kind in ("TYPE_ALIAS_DECL", "TYPEDEF_DECL"):
+                        t = d._cursor.underlying_typedef_type.spelling
+                        if t and "type-parameter" not in t:
+                            env[d.spelling] = t
+                except Exception:
+                    continue
+        child, anc = anc, anc.parent
+    return env
 
 
 def host_template_instances(model, fn, kernel_params) -> list[dict]:
@@ -36,27 +86,36 @@ def host_template_instances(model, fn, kernel_params) -> list[dict]:
         host = ls.function
         if host is None or not host.is_template or ls.kernel not in ("", fn.name):
             continue
-        parsed = launch_kernel_text(model, ls)
+        parsed = launch_kernel_text(model, ls, fn.name)
         if parsed is None or parsed[0] != fn.name:
             continue
+        local = local_constants(model, ls.node, host.node)
         hparams = [p[0] for p in template_params(host.node)]
         if not hparams:
             continue
         kargs = parsed[1]
-        if not kargs and kernel_params:          # `k<<<g, b>>>(d_a, n)`: deduced from the arguments' types
-            kargs = _deduce_from_args(fn, ls.args, [p[0] for p in kernel_params])
-            if kargs is None:
-                continue
-        if len(kargs) != len(kernel_params):
+        deduce = not kargs and kernel_params     # `k<<<g, b>>>(d_a, n)`: deduced from the arguments' types
+        if not deduce and not _defaults_complete(kernel_params, len(kargs)):
             continue
         if text is None:
-            text = _strip_comments(model.source.text)
+            text = _program_text(model)
         for env in _host_envs(model, host, text):
+            if deduce:
+                # the argument types with this call's host arguments in (`const IdxT` -> `const int`), so
+                # arguments spelled with the host's parameters and concrete ones agree
+                try:
+                    types = [_substitute(a.type, env) for a in ls.args]
+                except Exception:
+                    continue
+                kargs = _deduce_from_types(fn, [t for t in types], [p[0] for p in kernel_params if p[0]])
+                if kargs is None:
+                    continue
             args = {}
             for (name, kind, _d), a in zip(kernel_params, kargs):
-                a = _substitute(a, env)
+                a = _substitute(_substitute(a, local), env)
                 args[name] = a if kind == "type" else (a if isinstance(a, int) else _value_of(model, a))
-            if all(v is not None for v in args.values()) and \
+            args = _fill_defaults(model, fn, kernel_params, args)
+            if args is not None and all(v is not None for v in args.values()) and \
                     not any(kind == "type" and str(v) in hparams for (_n, kind, _d), v in
                             zip(kernel_params, args.values())):
                 out.append(args)
@@ -68,7 +127,9 @@ def _host_envs(model, host, text: str, depth: int = 0) -> list[dict]:
     the text (`run<double>(`), calls clang resolved (deduced arguments), and explicit calls inside another
     templated host function (`run<T>(` in `outer<T>`) through that function's own calls, 3 levels deep."""
     hparams = [p[0] for p in template_params(host.node)]
-    pat = re.compile(r"\b" + re.escape(host.name) + r"\s*<([^;{}()]*?)>\s*\(")
+    # a call `run<double>(`, or the address of a specialization `run<32 * 2>,` (a table of function pointers):
+    # either instantiates it
+    pat = re.compile(r"\b" + re.escape(host.name) + r"\s*<([^;{}()]*?)>\s*(?:\(|(?=[,});]))")
     envs: list[dict] = []
 
     def add(env):
@@ -128,14 +189,6 @@ def _deduce(pattern: str, actual: str, names: list[str], env: dict) -> bool:
         return False
     env[pt[i]] = val
     return True
-
-
-def _deduce_from_args(fn, arg_nodes, names: list[str]) -> list | None:
-    """The kernel's template arguments deduced from a launch's argument types (all type parameters), or None."""
-    try:
-        return _deduce_from_types(fn, [a.type for a in arg_nodes], names)
-    except Exception:
-        return None
 
 
 def _substitute(a, env: dict):
@@ -205,6 +258,8 @@ def _deduce_from_types(fn, arg_types: list[str], names: list[str]) -> list | Non
         return None
     env: dict = {}
     for pt, t in zip(ptypes, arg_types):
+        if t == "<dependent type>":
+            continue        # an expression clang leaves dependent: the others must bind every name (below)
         if not t or not _deduce(pt, t, names, env):
             return None
     return [env[n] for n in names] if all(n in env for n in names) else None
@@ -222,7 +277,8 @@ class Instance:
 
     @property
     def label(self) -> str:
-        return ", ".join(str(self.args[p]) for p in self.order)
+        # an unnamed (SFINAE) parameter does not name the instance
+        return ", ".join(str(self.args[p]) for p in self.order if p)
 
 
 def template_params(fn_node) -> list[tuple[str, str, object]]:
@@ -243,6 +299,119 @@ def template_params(fn_node) -> list[tuple[str, str, object]]:
     return out
 
 
+_ENABLE_IF = re.compile(r"^\s*typename\s+(?:std::)?enable_if\s*<(?P<cond>.*),\s*int\s*>::type\s*=\s*0\s*$|"
+                        r"^\s*(?:std::)?enable_if_t\s*<(?P<cond2>.*?)(?:,\s*int\s*)?>\s*\*?\s*=\s*(?:0|nullptr)\s*$",
+                        re.S)
+_IS_SAME = re.compile(r"^\s*(?P<neg>!\s*)?(?:std::)?is_same(?:<(?P<a>[^<>]*),(?P<b>[^<>]*)>::value|"
+                      r"_v<(?P<a2>[^<>]*),(?P<b2>[^<>]*)>)\s*$")
+
+
+def _defaults_complete(params, n: int) -> bool:
+    """n explicit arguments and defaults for the rest (an unnamed SFINAE parameter has one)."""
+    return n <= len(params) and all(d is not None for _n, _k, d in params[n:])
+
+
+def _fill_defaults(model, fn, params, args: dict) -> dict | None:
+    """args with the parameters a launch left to their defaults filled in; an unnamed
+    `typename std::enable_if<std::is_same<T, X>::value, int>::type = 0` parameter (an overload chosen by
+    type) is evaluated with the arguments: None when the condition is false (the launch calls another
+    overload) or cannot be decided (no guess)."""
+    out = dict(args)
+    for name, kind, d in params:
+        if name in out:
+            continue
+        if d is None:
+            return None
+        node = next((c for c in fn.node.children if c.kind == "TEMPLATE_NON_TYPE_PARAMETER" and
+                     c.spelling == name and c.start <= d.start), None)
+        m = _ENABLE_IF.match(node.text) if node is not None and not name else None
+        if m is not None:
+            holds = _is_same_holds(model, fn, m.group("cond") or m.group("cond2"), out)
+            if not holds:
+                return None
+            out[name] = 0
+        elif kind == "type":
+            out[name] = d.spelling.replace("struct ", "")
+        elif name:
+            out[name] = const_int(model, d)
+        else:
+            return None
+    return out
+
+
+def _is_same_holds(model, fn, cond: str, args: dict):
+    """True / False for `std::is_same<A, B>::value` (or `!...`, `is_same_v`) with args substituted and
+    typedefs resolved (`half2` is `__half2`); None when it is another condition or a side is not known."""
+    m = _IS_SAME.match(cond)
+    if not m:
+        return None
+    a, b = (m.group("a") or m.group("a2")), (m.group("b") or m.group("b2"))
+    a, b = (canonical_type(model, fn, _substitute(x.strip(), args)) for x in (a, b))
+    if any(p and p in (a, b) for p in args if isinstance(p, str)) or not a or not b:
+        return None
+    return (a == b) != bool(m.group("neg"))
+
+
+def canonical_type(model, fn, spelling) -> str:
+    """A type spelling with the file's typedefs and aliases of plain names resolved through clang (what
+    `std::is_same` compares), qualifiers normalised; ints stay ints."""
+    if not isinstance(spelling, str):
+        return spelling
+    cache = getattr(model, "_cuport_typedefs", None)
+    if cache is None:
+        cache = {}
+        try:
+            tu = fn.node._cursor.translation_unit
+            for c in tu.cursor.get_children():
+                if c.kind.name in ("TYPEDEF_DECL", "TYPE_ALIAS_DECL") and c.spelling not in cache:
+                    cache[c.spelling] = c.underlying_typedef_type.get_canonical().spelling
+        except Exception:
+            pass
+        for k, v in _shim_typedefs().items():      # the shim's (int64_t...) come from a PCH clang does not list
+            cache.setdefault(k, v)
+        try:
+            model._cuport_typedefs = cache
+        except AttributeError:
+            pass
+    toks = _norm_type(spelling)
+    toks = [t for tok in toks for t in (_norm_type(cache[tok]) if tok in cache else [tok])]
+    return " ".join(toks)
+
+
+_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)]*)\)((?:[^\n]*\\\n)*[^\n]*)", re.M)
+
+
+def _program_text(model) -> str:
+    """The file's text without comments, followed by the expansions of function-like macros that make explicit
+    instantiations (`#define EXPORT(x) template uint64_t _compress<x>(...);` then `EXPORT(1) EXPORT(2)`,
+    gerbil): the instantiations they write are the program's, so the text scans below see them. The
+    expansions lie past the end of the source: inside no function."""
+    cached = getattr(model, "_cuport_program_text", None)
+    if cached is not None:
+        return cached
+    text = _strip_comments(model.source.text)
+    extra = []
+    for d in _DEFINE.finditer(text):
+        name, params, body = d.group(1), [p.strip() for p in d.group(2).split(",")], d.group(3)
+        body = body.replace("\\\n", " ")
+        if not re.search(r"\btemplate\b", body) or not all(re.fullmatch(r"\w+", p) for p in params):
+            continue
+        for m in re.finditer(r"(?<![\w#])" + re.escape(name) + r"\s*\(([^()]*)\)", text):
+            if d.start() <= m.start() < d.end() or len(extra) > 4096:
+                continue
+            args = [a.strip() for a in split_top_level(m.group(1))] if m.group(1).strip() else []
+            if len(args) != len(params):
+                continue
+            env = dict(zip(params, args))
+            extra.append(re.sub(r"\b\w+\b", lambda w: env.get(w.group(0), w.group(0)), body))
+    out = text + ("\n" + "\n".join(extra) + "\n" if extra else "")
+    try:
+        model._cuport_program_text = out
+    except AttributeError:
+        pass
+    return out
+
+
 def _strip_comments(text: str) -> str:
     text = re.sub(r"/\*.*?\*/", lambda m: " " * len(m.group(0)), text, flags=re.S)
     return re.sub(r"//[^\n]*", lambda m: " " * len(m.group(0)), text)
@@ -258,10 +427,111 @@ def _value_of(model, text: str):
         v = model.macro_value(t)
         if isinstance(v, int):
             return v
-    return None
+        return None
+    return _int_expr(model, t)
 
 
-def instances(model, fn, defines: dict | None = None) -> list[Instance]:
+def _int_expr(model, text: str):
+    """An integer constant expression of literals and integer macros (`32 * 2`, `(N + 31) / 32`), with C's
+    truncating division; None for anything else."""
+    import ast
+    names = {}
+
+    def name(m):
+        v = model.macro_value(m.group(0)) if model is not None else None
+        if not isinstance(v, int):
+            raise ValueError(m.group(0))
+        names[m.group(0)] = v
+        return str(v)
+    try:
+        t = re.sub(r"\b(0[xX][0-9a-fA-F]+|\d+)[uUlL]*\b", lambda m: str(int(m.group(1), 0)), text)
+        t = re.sub(r"\b[A-Za-z_]\w*\b", name, t)
+        if "//" in t or "**" in t:
+            return None
+        tree = ast.parse(t.replace("/", "//"), mode="eval")
+    except (ValueError, SyntaxError):
+        return None
+
+    def ev(n):
+        if isinstance(n, ast.Expression):
+            return ev(n.body)
+        if isinstance(n, ast.Constant) and type(n.value) is int:
+            return n.value
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.USub, ast.UAdd, ast.Invert)):
+            v = ev(n.operand)
+            return -v if isinstance(n.op, ast.USub) else (~v if isinstance(n.op, ast.Invert) else v)
+        if isinstance(n, ast.BinOp):
+            a, b = ev(n.left), ev(n.right)
+            op = type(n.op)
+            if op in (ast.FloorDiv, ast.Mod):
+                if b == 0:
+                    raise ValueError("division by zero")
+                q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)     # C truncates toward zero
+                return q if op is ast.FloorDiv else a - q * b
+            ops = {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b,
+                   ast.LShift: lambda: a << b, ast.RShift: lambda: a >> b, ast.BitAnd: lambda: a & b,
+                   ast.BitOr: lambda: a | b, ast.BitXor: lambda: a ^ b}
+            if op in ops and (op not in (ast.LShift, ast.RShift) or 0 <= b < 64):
+                return ops[op]()
+        raise ValueError("not an integer constant expression")
+    try:
+        return ev(tree)
+    except (ValueError, RecursionError):
+        return None
+
+
+_SHIM_TYPEDEFS: dict | None = None
+
+
+def _shim_typedefs() -> dict:
+    """{name: type} of the plain `typedef long long int64_t;` lines of cuport's CUDA shim."""
+    global _SHIM_TYPEDEFS
+    if _SHIM_TYPEDEFS is None:
+        _SHIM_TYPEDEFS = {}
+        try:
+            from porter.frontend.parse import SHIM_HEADER
+            text = _strip_comments(SHIM_HEADER.read_text())
+        except (OSError, ImportError):
+            return _SHIM_TYPEDEFS
+        for m in re.finditer(r"\btypedef\s+((?:(?:unsigned|signed|long|short|int|char|float|double|bool)\s+)*"
+                             r"(?:unsigned|signed|long|short|int|char|float|double|bool))\s+(\w+)\s*;", text):
+            _SHIM_TYPEDEFS.setdefault(m.group(2), " ".join(m.group(1).split()))
+    return _SHIM_TYPEDEFS
+
+
+def _canon_args(model, fn, args: dict) -> dict:
+    return {k: canonical_type(model, fn, v) for k, v in args.items()}
+
+
+# type arguments taken from another input's text: only builtin arithmetic types (a name there may mean
+# something else here)
+_PLAIN_TYPES = re.compile(r"^(?:(?:unsigned|signed)\s+)?(?:char|short|int|long|long\s+long|float|double|bool|"
+                          r"unsigned|u?int(?:8|16|32|64)_t|size_t)$")
+
+
+def _other_file_launches(fn, params, texts) -> list[dict]:
+    """[{param: value}] for launches `k<float, 4><<<` of `fn` in other inputs' texts, with arguments that are
+    builtin types and integer literal expressions only (never their file's template parameters or macros)."""
+    out = []
+    pat = re.compile(r"\b" + re.escape(fn.name) + r"\s*<([^;{}]*?)>\s*<<<")
+    for text in texts:
+        for m in pat.finditer(_strip_comments(text)):
+            raw = [a.strip() for a in split_top_level(m.group(1))]
+            if len(raw) > len(params):
+                continue
+            args = {}
+            for (name, kind, _d), a in zip(params, raw):
+                if kind == "type":
+                    a = re.sub(r"\s+", " ", a)
+                    args[name] = a if _PLAIN_TYPES.match(a) else None
+                else:
+                    args[name] = _int_expr(None, a)
+            if all(v is not None for v in args.values()):
+                out.append(args)
+    return out
+
+
+def instances(model, fn, defines: dict | None = None, other_texts=()) -> list[Instance]:
     """The instantiations of template kernel `fn` to emit, deduplicated, in a stable order."""
     params = template_params(fn.node)
     names = [p[0] for p in params]
@@ -270,8 +540,8 @@ def instances(model, fn, defines: dict | None = None) -> list[Instance]:
     def add(args: dict, origin: str, node=None):
         if set(args) != set(names):
             return
-        if any(a.args == args for a in found):
-            return
+        if any(a.args == args or _canon_args(model, fn, a.args) == _canon_args(model, fn, args) for a in found):
+            return                  # `half2` and `__half2` are one instantiation
         found.append(Instance(args, names, origin, node))
 
     for ls in model.launches:
@@ -282,7 +552,11 @@ def instances(model, fn, defines: dict | None = None) -> list[Instance]:
             add({p[0]: v for p, (_k, v) in zip(params, ta)}, "launch", ls.node)
     for args in host_template_instances(model, fn, params):      # launches inside templated host functions
         add(args, "host template")
-    text = _strip_comments(model.source.text)
+    for args in _other_file_launches(fn, params, other_texts):   # launches in another input of the run
+        args = _fill_defaults(model, fn, params, args)
+        if args is not None and all(v is not None for v in args.values()):
+            add(args, "other input")
+    text = _program_text(model)
     for m in re.finditer(r"\btemplate\s+(?!<)[^;{}]*?\b" + re.escape(fn.name) + r"\s*<([^;{}]*?)>\s*\(", text):
         raw = split_top_level(m.group(1))
         if len(raw) != len(params):

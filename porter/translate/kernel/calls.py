@@ -180,6 +180,10 @@ class CallsMixin:
         return None
 
     def x_CALL_EXPR(self, n):
+        from porter.translate.kernel.class_templates import dependent_operator
+        view = dependent_operator(self, n)       # `a + b` on T kept as an unresolved operator call
+        if view is not None:
+            return getattr(self, "x_" + view.kind)(view)
         ft = self._functional_cast_type(n)
         if ft is not None:
             args = [c for c in n.children[1:] if c.kind not in NON_EXPR]

@@ -138,7 +138,18 @@ def main(args) -> int:
     for e in errors:
         print(f"cuport translate: error: {e}", file=sys.stderr)
         status = 2
-    _INPUTS[:] = [f for f, _ in files]
+    # an input another input includes is translated as part of its includer(s), not alone (units.py)
+    from porter.translate.kernel.units import included_inputs, not_seen as units_fallback
+    inside = included_inputs([f for f, _ in files])
+    subs = dict(files)              # each input's output sub-directory (a skipped one may come back below)
+    all_inputs = [f for f, _ in files]
+    if inside:
+        files = [(f, sub) for f, sub in files if f not in inside]
+        if not _opt(args, "quiet", False):
+            for f, by in inside.items():
+                print(f"cuport translate: note: {f} is translated with {by}, which includes it", file=sys.stderr)
+    options["program_files"] = [f for f, _ in files if f != "-"]
+    _INPUTS[:] = all_inputs
     _WRITTEN.clear()
     refusal = check_outputs(_INPUTS, [("-o", out)]) if out and not os.path.isdir(out) else None
     if refusal:
@@ -159,7 +170,22 @@ def main(args) -> int:
     bar = Progress(len(files), "translate", quiet=bool(_opt(args, "quiet", False)))
     outcomes = {"translated": 0, "partly translated": 0, "refused": 0, "without kernels": 0}
     results = []                    # every file's result: kernels launched in one and defined in none
-    for path, sub in files:
+    shown: set = set()              # diagnostics printed for headers (inlined into several inputs)
+
+    def inputs():
+        yield from files
+        # a header whose kernels its includer did not see (an include under `#ifdef USE_GPU` not taken):
+        # translated on its own after all, as before; never left out
+        late = units_fallback(inside, results)
+        if late:
+            # through the outermost of the skipped headers that includes it (its context: macros, types)
+            within = included_inputs(list(inside))
+            for f in dict.fromkeys(within.get(f, f) for f in late):
+                if not _opt(args, "quiet", False):
+                    print(f"cuport translate: note: {f}: kernels it holds are not in what includes it as "
+                          "compiled (a conditional include?): translated on its own", file=sys.stderr)
+                yield f, subs.get(f, "")
+    for path, sub in inputs():
         dest = os.path.join(out, sub) if out and sub else out
         try:
             src = read_source(path, stdin_filename=stdin_filename)
@@ -180,7 +206,12 @@ def main(args) -> int:
             print(f"cuport translate: note: {src.note}", file=sys.stderr)
         if not _opt(args, "quiet", False):
             for d in res.diagnostics:
-                print(f"{d.filename}:{d.row}:{d.column}: {d.code} [{d.severity}] {d.message}", file=sys.stderr)
+                line = f"{d.filename}:{d.row}:{d.column}: {d.code} [{d.severity}] {d.message}"
+                if d.filename != res.path:
+                    if line in shown:
+                        continue        # a header two inputs include: its findings once
+                    shown.add(line)
+                print(line, file=sys.stderr)
         # any error printed (a CP000, a CP104 left in a translated kernel...) is never exit 0
         blocking = any(d.severity == "error" for d in res.diagnostics)
         if res.failed_kernels or res.extra.get("refused") or blocking:

@@ -49,7 +49,8 @@ def _lint_and_fix(source, popts, enabled_fixes: bool):
 
 def translate_path(path: str, target_name: str, target, text: str | None = None, *, defines=(), include_dirs=(),
                    extra_args=(), compile_commands=None, header_mode: str = "light", kernel: str | None = None,
-                   portability_fixes: bool = True, validate: bool = False, **options) -> TranslationResult:
+                   portability_fixes: bool = True, validate: bool = False, program_files=(),
+                   **options) -> TranslationResult:
     t0 = time.perf_counter()
     source = SourceFile(path, text) if text is not None else read_source(path)
     # kernels, device functions and data in the project headers it includes are translated with it (units.py)
@@ -80,6 +81,7 @@ def translate_path(path: str, target_name: str, target, text: str | None = None,
     if integ.file_errors:
         result.extra["refused"] = "clang errors that no declaration owns: no kernel of this file is translated"
     seen = set()
+    others = None                   # the texts of the run's other inputs (launches of templates defined here)
     for fn in kernels:
         if id(fn.node) in seen:
             continue
@@ -99,7 +101,9 @@ def translate_path(path: str, target_name: str, target, text: str | None = None,
             continue
         shapes = launch_shapes(model, fn.name)
         if fn.is_template:
-            insts = instances(model, fn, dmap)
+            if others is None:
+                others = units.other_inputs(path, program_files, linemap)
+            insts = instances(model, fn, dmap, others)
             if not insts:
                 msg = (f"template kernel `{fn.name}` is never instantiated (no launch site, no explicit "
                        "instantiation): pass its template parameters with -D NAME=VALUE")
@@ -108,11 +112,12 @@ def translate_path(path: str, target_name: str, target, text: str | None = None,
                 result.diagnostics.append(make_diagnostic(fsrc, "CP907", at, at + len(fn.name), msg))
                 continue
             jobs = []
+            # overloads of one name (chosen by enable_if) always name their instances
+            overloaded = sum(1 for k in model.kernels if k.name == fn.name and k.body is not None) > 1
             for inst in insts:
-                subst = {k: (v if isinstance(v, int) else ct.parse(str(v).replace("struct ", ""), None,
-                                                                    unit.struct_names))
+                subst = {k: (v if isinstance(v, int) else _type_arg(model, fn, v, unit))
                          for k, v in inst.args.items()}
-                label = fn.name if len(insts) == 1 else f"{fn.name}<{inst.label}>"
+                label = fn.name if len(insts) == 1 and not overloaded else f"{fn.name}<{inst.label}>"
                 shape = next((s for s, ls in zip(shapes, launches_of(model, fn.name))
                               if inst.node is not None and ls.node is inst.node), shapes[0] if shapes else None)
                 jobs.append((label, subst, shape, inst))
@@ -211,6 +216,19 @@ def translate_path(path: str, target_name: str, target, text: str | None = None,
         result.diagnostics.sort(key=Diagnostic.sort_key)
     result.extra["seconds"] = round(time.perf_counter() - t0, 4)
     return result
+
+
+def _type_arg(model, fn, spelling, unit):
+    """A template type argument as a CType; a typedef of the file (`bump_gpu<real_t>`) through what it names."""
+    t = ct.parse(str(spelling).replace("struct ", ""), None, unit.struct_names)
+    if t.kind == "unknown":
+        from porter.translate.templates import canonical_type
+        canon = canonical_type(model, fn, str(spelling))
+        if canon != str(spelling):
+            t2 = ct.parse(canon.replace("struct ", ""), None, unit.struct_names)
+            if t2.kind != "unknown":
+                return t2
+    return t
 
 
 def clang_error_diagnostics(src, model, integ, broken) -> list:

@@ -37,6 +37,9 @@ class Unit:
                 self.structs[n.spelling] = fields
                 self.struct_order.append(n.spelling)
         self.struct_names = set(self.structs)
+        # plain struct templates, instantiated as plain structs where kernels use them (class_templates.py)
+        from porter.translate.kernel import class_templates
+        self.class_templates = class_templates.collect(model)
         self.fn_by_node = {id(f.node): f for f in model.functions}
         self.fns_by_name: dict[str, list] = {}
         for f in model.functions:
@@ -242,7 +245,8 @@ class KernelEmitter(TypesMixin, StatementsMixin, ExpressionsMixin, PointersMixin
                 self.scalars.append(info)
                 self.params.append({"name": p.name, "kind": "scalar", "info": info})
             else:
-                self.fail(p.node, f"parameter `{p.name}` of type `{p.type}`")
+                from porter.translate.kernel.class_templates import why_not
+                self.fail(p.node, f"parameter `{p.name}` of type `{p.type}`{why_not(self.u, p.type)}")
 
     def use_struct(self, name, node):
         if name not in self.u.structs:

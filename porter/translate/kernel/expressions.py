@@ -253,7 +253,11 @@ class ExpressionsMixin:
             return E(f"{base.paren(PREC_PRIMARY)}.{n.spelling}", t.unqualified())
         st = element(bt) if arrow else bt
         if st.kind == "struct":
-            return E(f"{base.paren(PREC_PRIMARY)}.{self.t.ident(n.spelling)}", t.unqualified())
+            from porter.translate.kernel.class_templates import member_name
+            name = member_name(self.model, n)         # unnamed by clang when the base is dependent
+            if not name:
+                self.fail(n, f"member access `{n.text}`")
+            return E(f"{base.paren(PREC_PRIMARY)}.{self.t.ident(name)}", t.unqualified())
         self.fail(n, f"member access `{n.text}`")
 
     def x_ARRAY_SUBSCRIPT_EXPR(self, n, mode="r"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from porter.translate import warp_sizing
+from porter.translate.kernel import class_templates
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import refs
 from porter.translate.kernel.ctype import BOOL, CType, I32, I64, U32
@@ -35,8 +36,10 @@ class TypesMixin:
     # ------------------------------------------------------------------ types
     def parse_type(self, spelling: str, subst=None) -> CType:
         s = re.sub(r"\b(?:[A-Za-z_]\w*::)+", "", spelling or "")
-        t = ct.parse(s, subst if subst is not None else (self.frame.subst if self.frame else self.kernel_subst),
-                     self.u.struct_names)
+        subst = subst if subst is not None else (self.frame.subst if self.frame else self.kernel_subst)
+        if "<" in s and getattr(self.u, "class_templates", None):
+            s = class_templates.rewrite(self.u, s, subst)       # `TensorDims<index_t>` -> TensorDims_i64
+        t = ct.parse(s, subst, self.u.struct_names)
         return self.demote(t)
 
     def demote(self, t: CType) -> CType:
@@ -56,6 +59,11 @@ class TypesMixin:
         fr = self.frame
         if fr is not None and key in fr.types:
             return fr.types[key]
+        if isinstance(decl, class_templates.FieldView):      # a field of a struct template's instance
+            t = self.parse_type(decl.type, decl.subst)
+            if fr is not None:
+                fr.types[key] = t
+            return t
         canon = decl.canonical_type.spelling
         if "type-parameter" in canon or "dependent" in canon:
             t = self.parse_type(decl.type)
@@ -63,6 +71,12 @@ class TypesMixin:
             t = self.parse_type(canon)
             if t.kind == "pointer" and "__restrict" in decl.type:
                 t = CType("pointer", elem=t.elem, const=t.const, restrict=True)
+        if t.kind == "unknown" and re.fullmatch(r"(?:const\s+)?auto", decl.type.strip()) and fr is not None \
+                and decl.kind == "VAR_DECL" and decl.children:
+            # `auto v = dims.sizes[d];` in a template (clang leaves it undeduced): its initialiser's type here
+            t = self.ty(decl.children[-1])
+            if decl.type.strip().startswith("const") and t.kind == "scalar":
+                t = CType("scalar", t.name, const=True)
         if t.kind == "array" and None in t.dims and decl.kind == "VAR_DECL":
             t = self._folded_dims(decl, t)
         if fr is not None:
@@ -171,10 +185,15 @@ class TypesMixin:
             if bt.kind == "vector":
                 return bt.elem
             if bt.kind == "struct" and bt.name in self.u.structs:
+                member = class_templates.member_name(self.model, n)
                 for fname, fnode in self.u.structs[bt.name]:
-                    if fname == n.spelling:
+                    if fname == member:
                         return self.decl_type(fnode)
             return self.parse_type(n.type)
+        if k == "CALL_EXPR":
+            view = class_templates.dependent_operator(self, n)     # `a + b` on T: an unresolved operator call
+            if view is not None:
+                return self.ty(view)
         if k == "BINARY_OPERATOR" and len(n.children) == 2:
             op = n.op
             if op in COMPARE or op in ("&&", "||"):
@@ -250,6 +269,10 @@ class TypesMixin:
                 any(c.kind in ("CUDACONSTANT_ATTR", "CUDADEVICE_ATTR") for c in d.children) and \
                 not re.search(r"[=({]", self.model.source.slice(d.start, d.end).split(d.spelling, 1)[-1]):
             return None     # `__constant__ S s;`: clang's implicit construction is no initialiser (the host sets s)
+        if last.kind in ("CXX_CONSTRUCT_EXPR", "CALL_EXPR") and not last.children and \
+                isinstance((getattr(self.u, "class_templates", None) or {}).get(last.spelling), tuple) and \
+                not re.search(r"[=({]", self.model.source.slice(d.start, d.end).split(d.spelling, 1)[-1]):
+            return None     # `Dims<int, 2> d;` of a plain struct template (no constructor): no initialiser
         return last
 
     def var_decl(self, d) -> list[str]:
@@ -270,7 +293,7 @@ class TypesMixin:
         if t.kind == "unknown" and "(*)" in d.type:
             self.fail(d, f"a function pointer `{d.spelling}`")
         if t.kind == "unknown" or t.kind == "void":
-            self.fail(d, f"a variable of type `{d.type}`")
+            self.fail(d, f"a variable of type `{d.type}`{class_templates.why_not(self.u, d.type)}")
         if t.kind == "struct":
             self.use_struct(t.name, d)
         if t.kind == "array":

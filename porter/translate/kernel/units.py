@@ -153,6 +153,101 @@ def inline_headers(source: SourceFile, include_dirs=()) -> tuple[SourceFile, Lin
     return SourceFile(main, text, encoding=source.encoding, note=source.note), lm
 
 
+def included_inputs(files) -> dict:
+    """{input: an input that includes it} for the inputs of a run that another input includes as a project
+    header (directly or through other headers): they are translated inlined into that includer, not alone
+    (a `.cuh` of kernels needs what its includer declares first, and its templates are instantiated there).
+    Inputs no other input includes are the roots; what a root reaches is inside it (a cycle with no root
+    stays as it is)."""
+    if len(files) < 2:
+        return {}
+    real = {os.path.realpath(f): f for f in files}
+    edges: dict = {}
+
+    def includes(path: str) -> list:
+        if path not in edges:
+            edges[path] = []
+            root = os.path.dirname(path) + os.sep
+            try:
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    text = fh.read()
+            except OSError:
+                return edges[path]
+            for line in text.splitlines():
+                m = _INCLUDE.match(line)
+                hdr = _resolve(m.group(1), os.path.dirname(path), ()) if m else None
+                if hdr is not None and _project_dir(hdr, root):
+                    edges[path].append(os.path.realpath(hdr))
+        return edges[path]
+
+    reached: dict = {}
+    for r in real:
+        seen, stack = {r}, [r]
+        while stack:
+            for h in includes(stack.pop()):
+                if h not in seen and len(seen) < 4096:
+                    seen.add(h)
+                    stack.append(h)
+                    if h in real:
+                        reached.setdefault(h, set()).add(r)
+    roots = [r for r in real if r not in reached]
+    out = {}
+    for h, by in reached.items():
+        ok = [r for r in roots if r in by]
+        if ok:
+            out[real[h]] = real[sorted(ok)[0]]
+    return out
+
+
+def kernel_names(text: str) -> set:
+    """The names of the `__global__` functions a CUDA text defines or declares (a light scan)."""
+    text = re.sub(r"/\*.*?\*/|//[^\n]*", " ", text, flags=re.S)
+    out = set()
+    for m in re.finditer(r"\b__global__\b", text):
+        head = re.split(r"[{;]", text[m.end():m.end() + 2000], maxsplit=1)[0]
+        head = re.sub(r"__launch_bounds__\s*\([^()]*\)", " ", head)
+        n = re.match(r"[^(]*?(\w+)\s*\(", head)
+        if n:
+            out.add(n.group(1))
+    return out
+
+
+def not_seen(inside: dict, results) -> list:
+    """The inputs translated inside an includer (included_inputs) with a kernel no result of the run has
+    (translated, refused or never instantiated): the includer did not see it as compiled."""
+    done = set()
+    for r in results:
+        done |= {str(k).split("<")[0] for k in list(r.shaders) + list(r.manifests) + list(r.failed_kernels)}
+    out = []
+    for f in inside:
+        try:
+            with open(f, encoding="utf-8", errors="replace") as fh:
+                names = kernel_names(fh.read())
+        except OSError:
+            continue
+        if names - done:
+            out.append(f)
+    return out
+
+
+def other_inputs(path: str, program_files, linemap) -> list:
+    """The texts of the run's other inputs (not this file, not a header inlined into it): a template kernel
+    defined here may be launched there (a multi-file program)."""
+    mine = {os.path.realpath(path)} | {os.path.realpath(h) for h in (linemap.headers if linemap else ())}
+    out = []
+    for f in program_files or ():
+        if os.path.realpath(f) in mine:
+            continue
+        try:
+            if os.path.getsize(f) > MAX_BYTES:
+                continue
+            with open(f, encoding="utf-8", errors="replace") as fh:
+                out.append(fh.read())
+        except OSError:
+            continue
+    return out
+
+
 def launched_elsewhere(model, fsrc, result, only: str | None = None) -> list:
     """A diagnostic for each kernel launched in this file whose definition is neither in it nor in the
     project headers it includes (another input of the program defines it, or nobody does): a launched
