@@ -518,8 +518,7 @@ def _thread_guard(em, pl, s, acc, lane):
             not _same(an, cond.children[0], t):
         return None
     if not _block_warps_32(an, cond.children[1]):
-        _refuse(em, cond, s, f"`{_short(cond)}` bounds the first warp's read by `{cond.children[1].text}`, which "
-                             f"cuport does not recognise as the block's count of 32-lane warps")
+        return None           # refused as a read with no bound on the warp count
     stmt, var = _assigned(acc)
     if stmt is None:
         _refuse(em, acc, s, f"the first warp reads `{_short(acc)}` under `{_short(cond)}`, and cuport re-sizes "
