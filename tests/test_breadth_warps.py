@@ -20,11 +20,12 @@ def test_thread_guarded_second_stage_is_sized_and_folded_in_the_first_subgroup()
     res = translate_file(STATS, "glsl", validate=tool("glslangValidator") is not None)
     assert set(res.shaders) == {"row_logsumexp", "cube_energy"}, res.failed_kernels
     s = res.shaders["row_logsumexp"]
-    assert "shared float part[256];" in s                      # up to 1024 threads (launch not constant) / 4
+    # up to 1024 threads (launch not constant) / 4; block_max's and block_sum's arrays stay two arrays
+    assert "shared float part[256];" in s and "shared float part2[256];" in s
     # the lane is gl_SubgroupInvocationID: the first subgroup is gl_SubgroupID 0, up to the real warp count
-    assert f"v = ((int(gl_SubgroupID) == 0 && lane < {NW})) ? part[lane] : (0.0);" in s
+    assert f"v = ((int(gl_SubgroupID) == 0 && lane < {NW})) ? part2[lane] : (0.0);" in s
     assert f"int(gl_SubgroupID) == 0 && cuport_w2 < {NW}; cuport_w2 += int(cuport_subgroup_size)" in s
-    assert "v = max(v, part[cuport_w1]);" in s and "v += part[cuport_w2];" in s
+    assert "v = max(v, part[cuport_w1]);" in s and "v += part2[cuport_w2];" in s
     c = res.shaders["cube_energy"]
     assert "shared float shared_[64];" in c                     # block (16, 4, 4) from the launch
     # a flat 3-D thread id: its lane is `tid % subgroup size`, so the first subgroup is tid < subgroup size
@@ -142,3 +143,18 @@ void host(const unsigned *a, unsigned *b) { scan<<<4, 256>>>(a, b); }
     for target in ("glsl", "opencl"):
         res = translate_file("scan.cu", target, text=src, validate=False)
         assert "CP104" in res.failed_kernels.get("scan", ""), (target, res.failed_kernels)
+
+
+def test_same_named_shared_arrays_of_two_device_functions_stay_two_arrays():
+    # merged into one GLSL array, b's writes raced with a's reads (no barrier between them: distinct in CUDA)
+    src = """
+__device__ float a(float v) { static __shared__ float buf[64]; buf[threadIdx.x] = v; __syncthreads();
+  return buf[63 - threadIdx.x]; }
+__device__ float b(float v) { static __shared__ float buf[64]; buf[threadIdx.x] = v * 2.0f; __syncthreads();
+  return buf[threadIdx.x ^ 1]; }
+__global__ void k(float *o) { float x = a(o[threadIdx.x]); o[threadIdx.x] = x + b(x); }
+void host(float *o) { k<<<1, 64>>>(o); }
+"""
+    s = translate_file("two.cu", "glsl", text=src, validate=False).shaders["k"]
+    assert "shared float buf[64];" in s and "shared float buf2[64];" in s
+    assert "buf2[gl_LocalInvocationID.x] = v * 2.0;" in s and "return buf2[gl_LocalInvocationID.x ^ 1u];" in s
