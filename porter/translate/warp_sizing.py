@@ -598,6 +598,10 @@ def _steps_op(body, var):
             continue
         if n.kind == "COMPOUND_ASSIGNMENT_OPERATOR" and _refers(n.children[0], var) and n.op in _COMBINE:
             ops.add(_COMBINE[n.op])
+        elif n.kind == "CALL_EXPR" and not n.callee and len(n.children) == 3 and _refers(n.children[0], var) \
+                and n.children[1].text.strip() in _COMBINE:
+            # `val += shfl(val, m)` on a template type T: (val, operator+=, shfl) until instantiation
+            ops.add(_COMBINE[n.children[1].text.strip()])
         elif n.kind == "BINARY_OPERATOR" and n.op == "=" and _refers(n.children[0], var):
             r = _strip(n.children[1])
             if r.kind == "CALL_EXPR" and r.callee in _MINMAX and any(_refers(a, var) for a in r.children[1:]):
