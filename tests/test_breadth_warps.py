@@ -158,3 +158,18 @@ void host(float *o) { k<<<1, 64>>>(o); }
     s = translate_file("two.cu", "glsl", text=src, validate=False).shaders["k"]
     assert "shared float buf[64];" in s and "shared float buf2[64];" in s
     assert "buf2[gl_LocalInvocationID.x] = v * 2.0;" in s and "return buf2[gl_LocalInvocationID.x ^ 1u];" in s
+
+
+def test_reassigned_local_read_before_the_call_is_not_a_use_of_the_result():
+    # metropolis: `sum = block_reduce(sum); if (tid == 0) atomicAdd(out, sum);`
+    src = BASE + """__global__ void again(const float *in, float *o) {
+  float s = in[blockIdx.x * blockDim.x + threadIdx.x];
+  s = block_sum(s);
+  if (threadIdx.x == 0) o[blockIdx.x] = s;
+}
+void host(const float *a, float *b) { again<<<4, 256>>>(a, b); }
+"""
+    assert set(translate_file("again.cu", "glsl", text=src, validate=False).shaders) == {"again"}
+    looped = src.replace("  s = block_sum(s);", "  for (int r = 0; r < 2; ++r) s = block_sum(s);")
+    res = translate_file("again.cu", "glsl", text=looped, validate=False)
+    assert "CP104" in res.failed_kernels["again"]

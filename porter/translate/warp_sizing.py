@@ -494,8 +494,14 @@ def _callers_escape(em, fn_node):
                 return call
             if x is None or x.kind != "VAR_DECL":
                 return call
+            q = call.parent
+            while q is not None and q.kind not in ("FUNCTION_DECL", "FUNCTION_TEMPLATE"):
+                if q.kind in ("FOR_STMT", "WHILE_STMT", "DO_STMT"):
+                    return call         # a later iteration could read it before the call
+                q = q.parent
             for r in em.model.refs_to(x):
-                if r is not skip and not _under_thread0(an, r):
+                # uses up to the call (`sum = block_reduce(sum)`) read the value before the reduction
+                if r is not skip and r.start >= call.end and not _under_thread0(an, r):
                     return r
     return None
 
