@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 
 from porter.analysis.syntax import for_parts
 from porter.lint.helpers import array_subscripts, function_by_call, int_value, warp_index_kind
-from porter.translate.kernel.ctype import I32
+from porter.translate.kernel.ctype import BOOL, I32
 
 # smallest warp a target may run: Vulkan subgroups on the devices we know (lavapipe, Mali, Adreno) go down to
 # 4; OpenCL without sub-groups runs one-lane warps, and cl_khr_subgroups promises nothing better than 1
@@ -35,6 +35,8 @@ class Fold:
     array: object        # the per-warp array's declaration
     lane: object         # the lane id node the slot was read with
     op: str              # + | & ^ max min
+    first: object = None  # thread id node when the read is guarded by `tid < NW` (first subgroup only)
+    block: object = None  # the compound statement of the read (folds of one block reduce together)
 
 
 @dataclass
@@ -48,6 +50,7 @@ class Plan:
     handled: list = field(default_factory=list)   # declarations of the per-warp arrays sized here
     taken: list = field(default_factory=list)     # counts replaced and lane reads folded (their CP104 rows)
     extern_slots: dict = field(default_factory=dict)  # id(decl) -> elements a dynamic per-warp array needs
+    guards: dict = field(default_factory=dict)    # id(`tid < NW` node) -> (tid node, lane node)
 
 
 def _strip(n):
@@ -299,12 +302,17 @@ def _per_warp(em, pl, s, d, size, parts, stride):
             _count(em, pl, s, c, size // stride, loop)
             continue
         c, holder = _guard(an, acc, slot, em.fn.node)
+        if c is None and _is_lane(an, slot):
+            tg = _thread_guard(em, pl, s, acc, slot)
+            if tg is not None:
+                fold_reads.append((acc, slot, tg))
+                continue
         if c is None:
             _refuse(em, acc, s, f"`{_short(acc)}` reads a slot by `{slot.text}` with no bound on the number of "
                                 f"warps")
         _count(em, pl, s, c, size // stride, holder)
         if _is_lane(an, slot):
-            fold_reads.append((acc, slot))
+            fold_reads.append((acc, slot, None))
         elif not _is_thread_x(an, slot):
             _refuse(em, acc, s, f"`{_short(acc)}` indexes it by `{slot.text}`, neither a warp, lane nor "
                                 f"thread id")
@@ -317,9 +325,9 @@ def _per_warp(em, pl, s, d, size, parts, stride):
                           "indexed_by": "warp id", "min_subgroup_size": pl.min_warp,
                           "max_block_threads": pl.block})
     if fold_reads and warps > pl.min_warp:
-        for acc, slot in fold_reads:
-            _plan_fold(em, pl, s, acc, slot, stride)
-    pl.taken.extend(acc for acc, _slot in fold_reads)     # folded, or no more warps than lanes
+        for acc, slot, first in fold_reads:
+            _plan_fold(em, pl, s, acc, slot, stride, first)
+    pl.taken.extend(acc for acc, _slot, _first in fold_reads)     # folded, or no more warps than lanes
 
 
 def _count(em, pl, s, c, slots, where):
@@ -332,7 +340,7 @@ def _count(em, pl, s, c, slots, where):
     pl.taken.append(c)
 
 
-def _plan_fold(em, pl, s, acc, lane, stride):
+def _plan_fold(em, pl, s, acc, lane, stride, first=None):
     """`v = cond ? part[lane] : id;` (or `T v = ...`) followed by a sum / min / max reduction of v."""
     an = em.an
     if stride != 1 or len(em.decl_type(s.node).dims) != 1:
@@ -343,14 +351,193 @@ def _plan_fold(em, pl, s, acc, lane, stride):
         _refuse(em, acc, s, f"one subgroup reads `{_short(acc)}` for every warp, but with more warps than lanes "
                             f"cuport folds the extra slots only into `v = lane < COUNT ? {s.name}[lane] : init;`",
                 fold=True)
-    others = [f for f in pl.folds.values() if f.array is not s.node]
+    others = [f for f in pl.folds.values() if f.array is not s.node and f.block is stmt.parent]
     op = _reduction_op(em, stmt, var)
     if op is None or others:
         what = (f"it is reduced together with `{others[0].array.spelling}` (a combined reduction)" if others
                 else f"the reduction of `{var.spelling}` after it is not a recognisable sum, min or max")
         _refuse(em, stmt, s, f"one subgroup reads `{_short(acc)}` for every warp: with more warps than lanes the "
                              f"extra slots must be folded in first, and {what}", fold=True)
-    pl.folds[id(stmt)] = Fold(var, s.node, lane, op)
+    pl.folds[id(stmt)] = Fold(var, s.node, lane, op, first, stmt.parent)
+
+
+def _local(decl) -> bool:
+    """A local variable, or a by-value parameter (`T blockReduceSum(T val)` reassigns its parameter)."""
+    return decl.kind == "VAR_DECL" or (decl.kind == "PARM_DECL" and "&" not in decl.type)
+
+
+def _lane_dividend(an, n, depth=0):
+    """`t` of a lane id `t % W` / `t & (W - 1)` (through single-assignment locals)."""
+    n = _strip(n)
+    if n.kind == "DECL_REF_EXPR" and n.ref is not None and depth < 4:
+        d = an.definition(n.ref)
+        return _lane_dividend(an, d, depth + 1) if d is not None else None
+    if n.kind == "BINARY_OPERATOR" and n.op in ("%", "&") and len(n.children) == 2:
+        return _strip(n.children[0])
+    return None
+
+
+def _number(n):
+    n = _strip(n)
+    v = int_value(n)
+    if v is None and n.kind == "FLOATING_LITERAL":
+        try:
+            v = float(n.text.rstrip("fFlL"))
+        except ValueError:
+            return None
+    return v
+
+
+def _block_warps_32(an, c) -> bool:
+    """`c` is the block's count of 32-lane warps: `blockDim.x / 32.f`, `(blockDim.x * blockDim.y * blockDim.z)
+    / 32`, `N >> 5` with N at most 1024: never more than 32, so `tid < c` holds in warp 0 only."""
+    n = _strip(c)
+    if n.kind != "BINARY_OPERATOR" or len(n.children) != 2:
+        return False
+    a, b = n.children
+    if not ((n.op == "/" and _number(b) == 32) or (n.op == ">>" and int_value(b) == 5)):
+        return False
+    p = an.poly(a)
+    if p is None or len(p.terms) != 1:
+        return False
+    (key, coef), = p.terms.items()
+    if key == ():
+        return 0 <= coef <= MAX_BLOCK
+    return coef == 1 and len(set(key)) == len(key) and all(k.startswith("blockDim.") for k in key)
+
+
+def _is_thread0(an, cond) -> bool:
+    """`cond` (or one of its && conjuncts) is `tid == 0` for a thread id with only non-negative threadIdx terms."""
+    n = _strip(cond)
+    if n.kind == "BINARY_OPERATOR" and n.op == "&&" and len(n.children) == 2:
+        return _is_thread0(an, n.children[0]) or _is_thread0(an, n.children[1])
+    if n.kind != "BINARY_OPERATOR" or n.op != "==" or len(n.children) != 2:
+        return False
+    for a, b in (n.children, n.children[::-1]):
+        if int_value(b) == 0:
+            p = an.poly(a)
+            if p is not None and p.terms and all(len(k) == 1 and k[0].startswith("threadIdx.") and v > 0
+                                                 for k, v in p.terms.items()):
+                return True
+    return False
+
+
+def _under_thread0(an, n) -> bool:
+    cur, p = n, n.parent
+    while p is not None and p.kind not in ("FUNCTION_DECL", "FUNCTION_TEMPLATE"):
+        if p.kind == "IF_STMT" and len(p.children) >= 2 and cur is p.children[1] and _is_thread0(an, p.children[0]):
+            return True
+        cur, p = p, p.parent
+    return False
+
+
+def _up(n):
+    p = n.parent
+    while p is not None and p.kind in ("PAREN_EXPR", "UNEXPOSED_EXPR", "CSTYLE_CAST_EXPR"):
+        n, p = p, p.parent
+    return n, p
+
+
+def _into_self(n, var) -> bool:
+    """`n` (a use of var) is on either side of an assignment to var (`v = f(v)`, `v += shfl(v, o)`)."""
+    p = n.parent
+    while p is not None and p.kind not in ("COMPOUND_STMT", "FUNCTION_DECL", "FUNCTION_TEMPLATE"):
+        if p.kind in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR") and p.op in ("=", "+=", "-=", "*=", "|=",
+                                                                                      "&=", "^="):
+            return _refers(p.children[0], var)
+        p = p.parent
+    return False
+
+
+def _escape(em, stmt, var):
+    """The first use of the value `stmt` gives `var` that may reach a thread other than thread 0 (or None): every
+    use must be a step of its reduction, sit under `if (tid == 0)`, or be a `return` whose callers keep the
+    result in a local used only under `if (tid == 0)`."""
+    an = em.an
+    fn = stmt.parent
+    while fn is not None and fn.kind not in ("FUNCTION_DECL", "FUNCTION_TEMPLATE"):
+        if fn.kind in ("FOR_STMT", "WHILE_STMT", "DO_STMT"):
+            return fn               # a later iteration could use it before the statement
+        fn = fn.parent
+    block = stmt.parent
+    for st in block.children[block.children.index(stmt) + 1:]:
+        for n in st.walk():
+            if n.kind != "DECL_REF_EXPR" or n.ref is not var or _into_self(n, var) or _under_thread0(an, n):
+                continue
+            _c, p = _up(n)
+            if p is None or p.kind != "RETURN_STMT" or fn is None or fn is em.fn.node:
+                return n
+            bad = _callers_escape(em, fn)
+            if bad is not None:
+                return bad
+    return None
+
+
+def _callers_escape(em, fn_node):
+    an = em.an
+    for f in em._reachable(em.fn).values():
+        if f.body is None:
+            continue
+        for call in f.body.walk():
+            if call.kind != "CALL_EXPR":
+                continue
+            callee = em._callee_fn(call)
+            if callee is None or callee.node.start != fn_node.start:
+                continue
+            c, p = _up(call)
+            if p is not None and p.kind == "VAR_DECL":
+                x, skip = p, None
+            elif p is not None and p.kind == "BINARY_OPERATOR" and p.op == "=" and c is p.children[1] and \
+                    _strip(p.children[0]).kind == "DECL_REF_EXPR":
+                x, skip = _strip(p.children[0]).ref, _strip(p.children[0])
+            else:
+                return call
+            if x is None or x.kind != "VAR_DECL":
+                return call
+            q = call.parent
+            while q is not None and q.kind not in ("FUNCTION_DECL", "FUNCTION_TEMPLATE"):
+                if q.kind in ("FOR_STMT", "WHILE_STMT", "DO_STMT"):
+                    return call         # a later iteration could read it before the call
+                q = q.parent
+            for r in em.model.refs_to(x):
+                # uses up to the call (`sum = block_reduce(sum)`) read the value before the reduction
+                if r is not skip and r.start >= call.end and not _under_thread0(an, r):
+                    return r
+    return None
+
+
+def _thread_guard(em, pl, s, acc, lane):
+    """`t < C ? part[lane] : init` with lane = t % warpSize and C the block's count of 32-lane warps: in CUDA
+    only warp 0 passes (C <= 32), where t is the lane. The target reads the slots in its first subgroup only
+    (`t < warpSize && t < nwarps`, folding the slots beyond its lanes) and reduces them there, which is exact for
+    thread 0: so the reduced value must reach thread 0 only, or the kernel is refused (CP104). Returns t, or None
+    when the read has no such guard."""
+    an = em.an
+    t = _lane_dividend(an, lane)
+    if t is None:
+        return None
+    cur, p = _up(acc)
+    if p is None or p.kind != "CONDITIONAL_OPERATOR" or len(p.children) != 3 or cur is not p.children[1]:
+        return None
+    cond = _strip(p.children[0])
+    if cond.kind != "BINARY_OPERATOR" or cond.op != "<" or len(cond.children) != 2 or \
+            not _same(an, cond.children[0], t):
+        return None
+    if not _block_warps_32(an, cond.children[1]):
+        return None           # refused as a read with no bound on the warp count
+    stmt, var = _assigned(acc)
+    if stmt is None:
+        _refuse(em, acc, s, f"the first warp reads `{_short(acc)}` under `{_short(cond)}`, and cuport re-sizes "
+                            f"that only in `v = {_short(cond)} ? {s.name}[lane] : init;`", fold=True)
+    bad = _escape(em, stmt, var)
+    if bad is not None:
+        row = em.model.source.position(bad.start)[0]
+        _refuse(em, acc, s, f"the first warp reduces `{_short(acc)}` under `{_short(cond)}`, which on narrower "
+                            f"subgroups stays exact for thread 0 only, and the result `{var.spelling}` reaches "
+                            f"other threads (`{_short(bad)}`, line {row})")
+    pl.guards[id(cond)] = (t, lane)
+    pl.counts[id(cond)] = cond
+    return t
 
 
 def _assigned(acc):
@@ -366,7 +553,7 @@ def _assigned(acc):
         return None, None
     if p.kind == "BINARY_OPERATOR" and p.op == "=" and cur is p.children[1]:
         lhs = _strip(p.children[0])
-        if lhs.kind == "DECL_REF_EXPR" and lhs.ref is not None and lhs.ref.kind == "VAR_DECL" and \
+        if lhs.kind == "DECL_REF_EXPR" and lhs.ref is not None and _local(lhs.ref) and \
                 p.parent is not None and p.parent.kind == "COMPOUND_STMT":
             return p, lhs.ref
     if p.kind == "VAR_DECL" and p.parent is not None and p.parent.kind == "DECL_STMT" and \
@@ -417,6 +604,10 @@ def _steps_op(body, var):
             continue
         if n.kind == "COMPOUND_ASSIGNMENT_OPERATOR" and _refers(n.children[0], var) and n.op in _COMBINE:
             ops.add(_COMBINE[n.op])
+        elif n.kind == "CALL_EXPR" and not n.callee and len(n.children) == 3 and _refers(n.children[0], var) \
+                and n.children[1].text.strip() in _COMBINE:
+            # `val += shfl(val, m)` on a template type T: (val, operator+=, shfl) until instantiation
+            ops.add(_COMBINE[n.children[1].text.strip()])
         elif n.kind == "BINARY_OPERATOR" and n.op == "=" and _refers(n.children[0], var):
             r = _strip(n.children[1])
             if r.kind == "CALL_EXPR" and r.callee in _MINMAX and any(_refers(a, var) for a in r.children[1:]):
@@ -462,9 +653,41 @@ def count(em, n):
     pl = getattr(em, "warp_plan", None)
     if pl is None or id(n) not in pl.counts:
         return None
+    if id(n) in pl.guards:
+        # `t < C` for 32-lane warps: the first subgroup's lanes, up to the real count
+        t, lane = pl.guards[id(n)]
+        ln = em.conv(em.x(lane), I32)
+        return E(f"({_first_subgroup(em, t, lane)} && {ln.paren(5)} < {_total_warps(em)})", BOOL)
     bd = em.conv(em.t.thread_builtin("blockDim", "x", em), I32)
     ws = em.conv(em.t.warp_size(em), I32)
     return E(f"(({bd.text} + {ws.text} - 1) / {ws.paren(5)})", I32)
+
+
+def _lane_text(em, lane, depth=0) -> str:
+    """The lane id as emitted where it is computed (`t % warpSize`, through the locals that hold it)."""
+    n = _strip(lane)
+    if n.kind == "DECL_REF_EXPR" and n.ref is not None and depth < 4:
+        d = em.an.definition(n.ref)
+        if d is not None:
+            return _lane_text(em, d, depth + 1)
+    return em.conv(em.x(n), I32).text
+
+
+def _first_subgroup(em, t, lane) -> str:
+    """The test for the first subgroup, in the terms the lane id was emitted in: the subgroup id when the lane
+    is the target's lane builtin, else `t < warpSize` for the lane `t % warpSize`."""
+    own = em.t.lane_id(em, I32)
+    if own is not None and em.conv(own, I32).text == _lane_text(em, lane):
+        return f"{em.conv(em.t.warp_id(em, I32), I32).paren(5)} == 0"
+    tt = em.conv(em.x(t), I32)
+    return f"{tt.paren(5)} < {em.conv(em.t.warp_size(em), I32).paren(5)}"
+
+
+def _total_warps(em) -> str:
+    """The real warp count of the whole (up to 3-D) block."""
+    ws = em.conv(em.t.warp_size(em), I32)
+    dims = [em.conv(em.t.thread_builtin("blockDim", a, em), I32) for a in "xyz"]
+    return f"(({' * '.join(d.paren(5) for d in dims)} + {ws.text} - 1) / {ws.paren(5)})"
 
 
 def fold_lines(em, stmt) -> list[str]:
@@ -487,8 +710,11 @@ def fold_lines(em, stmt) -> list[str]:
         step = f"{v} = {fn}({v}, {part}[{w}]);"
     else:
         step = f"{v} {f.op}= {part}[{w}];"
+    cond = f"{w} < {nw}"
+    if f.first is not None:       # only the first subgroup reads the slots (`tid < NW ? part[lane] : init`)
+        cond = f"{_first_subgroup(em, f.first, f.lane)} && {w} < {_total_warps(em)}"
     return [f"// more warps than subgroup lanes: lane l first folds in slots l + k * subgroup size (cuport)",
-            f"for (int {w} = {lane.paren(5)} + {ws.paren(5)}; {w} < {nw}; {w} += {ws.paren(15)}) {{",
+            f"for (int {w} = {lane.paren(5)} + {ws.paren(5)}; {cond}; {w} += {ws.paren(15)}) {{",
             f"    {step}", "}"]
 
 

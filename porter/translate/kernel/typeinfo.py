@@ -330,7 +330,12 @@ class TypesMixin:
         extern = "extern" in d.text.split(d.spelling)[0]
         if name in self.shared:
             if self.shared[name]["node"] is not d:
-                name = self.fresh(name)
+                # another function's array of the same name: its own storage (fresh() alone could give the
+                # name back when no local holds it, merging the two arrays)
+                base = name
+                while name in self.shared:
+                    self.idents.add(name)
+                    name = self.fresh(base)
                 self.frame.names[id(d)] = name
             else:
                 return
