@@ -490,7 +490,8 @@ def _shim_typedefs() -> dict:
         _SHIM_TYPEDEFS = {}
         try:
             from porter.frontend.parse import SHIM_HEADER
-            text = _strip_comments(SHIM_HEADER.read_text())
+            with open(SHIM_HEADER, encoding="utf-8") as fh:      # a str path (parse.py keeps pathlib off the lint path)
+                text = _strip_comments(fh.read())
         except (OSError, ImportError):
             return _SHIM_TYPEDEFS
         for m in re.finditer(r"\btypedef\s+((?:(?:unsigned|signed|long|short|int|char|float|double|bool)\s+)*"
