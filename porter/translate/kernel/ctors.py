@@ -5,7 +5,7 @@ else (a body with statements, base classes, a field read inside another's initia
 from __future__ import annotations
 
 from porter.translate.kernel.target import PREC_PRIMARY, E
-from porter.translate.kernel.typeinfo import NON_EXPR
+from porter.translate.kernel.ctype import NON_EXPR
 
 _COPY_MARK = ("&&", "&")
 

@@ -100,6 +100,9 @@ class CType:
 VOID = CType("void")
 UNKNOWN = CType("unknown")
 
+# cursor kinds among an expression's children that are not operands (`ns::f`, `T(x)`, `f<T>`)
+NON_EXPR = ("TYPE_REF", "NAMESPACE_REF", "TEMPLATE_REF")
+
 
 def scalar(name: str) -> CType:
     return CType("scalar", name)

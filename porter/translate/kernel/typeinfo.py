@@ -8,13 +8,12 @@ from porter.translate import warp_sizing
 from porter.translate.kernel import class_templates
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import refs
-from porter.translate.kernel.ctype import BOOL, CType, I32, I64, U32
+from porter.translate.kernel.ctype import BOOL, NON_EXPR, CType, I32, I64, U32  # noqa: F401 (NON_EXPR re-exported)
 from porter.translate.kernel.target import E
 
 
 CASTS = ("CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR", "CXX_FUNCTIONAL_CAST_EXPR", "CXX_CONST_CAST_EXPR",
           "CXX_REINTERPRET_CAST_EXPR")
-NON_EXPR = ("TYPE_REF", "NAMESPACE_REF", "TEMPLATE_REF")
 COMPARE = ("<", ">", "<=", ">=", "==", "!=")
 SIDE_EFFECT_FREE_CALLS = re.compile(r"^(__)?(sqrt|rsqrt|exp|exp2|log|log2|sin|cos|tan|fabs|fmin|fmax|fma|min|max|"
                                      r"abs|floor|ceil|pow)f?$")
@@ -391,7 +390,7 @@ class TypesMixin:
             return E(self.t.vector_constructor(self, t, parts), t)
         if t.kind == "struct":
             if init.kind in ("CALL_EXPR", "CXX_CONSTRUCT_EXPR", "CXX_TEMPORARY_OBJECT_EXPR"):
-                from porter.translate.kernel import ctors   # (ctors imports this module)
+                from porter.translate.kernel import ctors   # (lazy: ctors is the heavier module)
                 e = ctors.construct(self, init, t, items)   # `T v(a, b)`: its constructor, not field order
                 if e is not None:
                     return e
