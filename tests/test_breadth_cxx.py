@@ -12,7 +12,7 @@ from porter.translate.kernel.validate import opencl_context, tool
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(ROOT, "tests", "fixtures", "breadth", "cxx")
-KERNELS = {"ctor_index", "row_max", "int_ops", "small_matmul", "dpow", "wide_stride", "atomics64"}
+KERNELS = {"ctor_index", "row_max", "int_ops", "small_matmul", "dpow", "wide_stride", "wide_block_base", "atomics64"}
 INSTANCES = {"same_kind<float>", "same_kind<int>"}      # std::is_same folded per instantiation
 
 
@@ -56,8 +56,11 @@ def test_fixture_spellings(tmp_path):
     assert "float tile[9];" in g.shaders["small_matmul"]
     # blockDim.x widened to 64 bits through a call (a spec-constant UConvert needs SPIR-V 1.4)
     assert "cuport_uint64_t_of_uint(gl_WorkGroupSize.x)" in g.shaders["wide_stride"]
+    # `(long long)blockIdx.x * d`: the cast widens the builtin, the product is 64-bit (it was 32-bit uint)
+    assert "int64_t base = int64_t(gl_WorkGroupID.x) * int64_t(d);" in g.shaders["wide_block_base"]
     assert "cuport_pow7_double(v)" in g.shaders["dpow"] and "cuport_powm2_double(v)" in g.shaders["dpow"]
     o = translate_file(os.path.join(FIX, "cxx.cu"), "opencl", validate=False)
+    assert "long base = (long)(uint)get_group_id(0) * d;" in o.text
     assert "abs_diff(a, b) + c" in o.text and "hadd(" in o.text
     assert "#define INFINITY" not in o.text and "(-INFINITY)" in o.text
     assert "out_[i] = true ? " in g.shaders["same_kind<float>"] and "out_[i] = false ? " in g.shaders["same_kind<int>"]

@@ -150,8 +150,8 @@ class TypesMixin:
             return BOOL
         if k == "CHARACTER_LITERAL":
             return ct.scalar("i8")
-        b = n.builtin()
-        if b is not None:
+        # builtin() sees through casts (pattern matching); a type must not: `(int64_t)blockIdx.x` is 64-bit
+        if n.kind not in CASTS and n.builtin() is not None:
             return U32
         if n.is_warp_size():
             return I32
