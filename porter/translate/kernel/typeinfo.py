@@ -153,7 +153,7 @@ class TypesMixin:
         # builtin() sees through casts (pattern matching); a type must not: `(int64_t)blockIdx.x` is 64-bit
         if n.kind not in CASTS and n.builtin() is not None:
             return U32
-        if n.is_warp_size():
+        if n.kind not in CASTS and n.is_warp_size():
             return I32
         if k == "DECL_REF_EXPR":
             r = n.ref
