@@ -46,36 +46,20 @@ def sgemm_vec4_regs(t: str) -> str:
     return _sub(t, "accum[m][n] += a_reg[m] * b_reg[n];", "accum[m][n] += a4[m >> 2][m & 3] * b4[n >> 2][n & 3];")
 
 
-def sgemm_shift_index(t: str) -> str:
-    """tile-load index math on non-negative ints as shifts and masks (`idx >> 3`, `idx & 7`): the driver emitted
-    the signed-division fix-up (SHF, LOP3, IADD3, SHF) per tile element, every k step."""
-    t = _sub(t, "int r = idx / BK;", "int r = idx >> 3;")
-    t = _sub(t, "int c = idx % BK;", "int c = idx & 7;")
-    t = _sub(t, "int r = idx / BN;", "int r = idx >> 7;")
-    return _sub(t, "int c = idx % BN;", "int c = idx & 127;")
-
-
 def sgemm_hoisted_index(t: str) -> str:
     """the loop-invariant tile coordinates computed once before the k loop (ptxas hoists them for CUDA; the NVIDIA
-    Vulkan driver recomputed them every k step)."""
+    Vulkan driver recomputed them every k step). The translation already writes them as shifts and masks."""
     t = _sub(t, "    for (int k = 0; k < K; k += BK) {",
              "    int a_r[4], a_c[4], b_r[4], b_c[4];\n"
              "    [[unroll]] for (int i = 0; i < 4; i++) {\n"
              "        int idx = tid + i * NTHREADS;\n"
-             "        a_r[i] = idx / BK; a_c[i] = idx % BK; b_r[i] = idx / BN; b_c[i] = idx % BN;\n"
+             "        a_r[i] = idx >> 3; a_c[i] = idx & 7; b_r[i] = idx >> 7; b_c[i] = idx & 127;\n"
              "    }\n"
              "    for (int k = 0; k < K; k += BK) {")
-    t = _sub(t, "int r = idx / BK;", "int r = a_r[i];")
-    t = _sub(t, "int c = idx % BK;", "int c = a_c[i];")
-    t = _sub(t, "int r = idx / BN;", "int r = b_r[i];")
-    return _sub(t, "int c = idx % BN;", "int c = b_c[i];")
-
-
-def sgemm_shift_hoist(t: str) -> str:
-    """both: shifts and masks, computed once before the k loop."""
-    t = sgemm_hoisted_index(t)
-    return _sub(t, "a_r[i] = idx / BK; a_c[i] = idx % BK; b_r[i] = idx / BN; b_c[i] = idx % BN;",
-                "a_r[i] = idx >> 3; a_c[i] = idx & 7; b_r[i] = idx >> 7; b_c[i] = idx & 127;")
+    t = _sub(t, "int r = idx >> 3;", "int r = a_r[i];")
+    t = _sub(t, "int c = idx & 7;", "int c = a_c[i];")
+    t = _sub(t, "int r = idx >> 7;", "int r = b_r[i];")
+    return _sub(t, "int c = idx & 127;", "int c = b_c[i];")
 
 
 def sgemm_vec4_accum(t: str) -> str:
@@ -87,8 +71,8 @@ def sgemm_vec4_accum(t: str) -> str:
 
 
 def sgemm_all(t: str) -> str:
-    """shift + hoist + vec4 accumulators + vec4 tiles and registers."""
-    t = sgemm_vec4_regs(sgemm_shift_hoist(t))
+    """hoist + vec4 accumulators + vec4 tiles and registers."""
+    t = sgemm_vec4_regs(sgemm_hoisted_index(t))
     t = _sub(t, "float accum[8][8];", "vec4 accum[8][2];")
     t = _sub(t, "accum[m][n] = 0.0;", "accum[m][n >> 2][n & 3] = 0.0;")
     t = _sub(t, "accum[m][n] += a4", "accum[m][n >> 2][n & 3] += a4")
@@ -98,6 +82,60 @@ def sgemm_all(t: str) -> str:
 def restrict_all(t: str) -> str:
     """every storage buffer restrict (not what the CUDA code promises: measured only)."""
     return re.sub(r"\) (writeonly |readonly )?buffer ", lambda m: f") {m.group(1) or ''}restrict buffer ", t)
+
+
+def no_readonly(t: str) -> str:
+    """storage buffers without `readonly`: the NVIDIA driver loads readonly ones with LDG.E.CONSTANT (the
+    non-coherent path) where nvcc emits LDG.E for a `const float*` without __restrict__ (round-4 SASS)."""
+    out = re.sub(r"\) readonly (restrict )?buffer ", lambda m: f") {m.group(1) or ''}buffer ", t)
+    if out == t:
+        raise SystemExit("variant: no readonly buffer in the translation")
+    return out
+
+
+def _scoped(t: str, call: str) -> str:
+    if "barrier();" not in t:
+        raise SystemExit("variant: no barrier() in the translation")
+    t = t.replace("barrier();", call)
+    return re.sub(r"(#version 450\n)", r"\1#extension GL_KHR_memory_scope_semantics : require\n", t, count=1)
+
+
+def scoped_barrier(t: str) -> str:
+    """barrier() spelled as the explicit controlBarrier with the same semantics (workgroup scope, shared memory,
+    acquire-release): does the spelling change the driver's BAR.SYNC?"""
+    return _scoped(t, "controlBarrier(gl_ScopeWorkgroup, gl_ScopeWorkgroup, gl_StorageSemanticsShared, "
+                      "gl_SemanticsAcquireRelease);")
+
+
+def execution_only_barrier(t: str) -> str:
+    """barrier() as an execution barrier with no memory semantics (not a correct translation under the Vulkan
+    memory model; measured only: is BAR.SYNC vs BAR.SYNC.DEFER_BLOCKING the memory-semantics part?)"""
+    return _scoped(t, "controlBarrier(gl_ScopeWorkgroup, gl_ScopeWorkgroup, gl_StorageSemanticsNone, "
+                      "gl_SemanticsRelaxed);")
+
+
+def reduce_lane_from_local_id(t: str) -> str:
+    """lane and warp from the local id (`tid & 31`, `tid >> 5`, as nvcc computes them) instead of the subgroup
+    builtins (S2R SR_LANEID); only right where subgroups are consecutive 32-invocation ranges: measured only."""
+    t = _sub(t, "int lane = int(gl_SubgroupInvocationID);", "int lane = int(gl_LocalInvocationID.x & 31u);")
+    return _sub(t, "int warp = int(gl_SubgroupID);", "int warp = int(gl_LocalInvocationID.x >> 5u);")
+
+
+def reduce_small_shared(t: str) -> str:
+    """the per-warp partials array at CUDA's 32 slots (128 bytes; the translation sizes it for subgroups of 4)."""
+    out = re.sub(r"shared float (\w+)\[64\];", r"shared float \1[32];", t)
+    if out == t:
+        raise SystemExit("variant: no 64-slot shared array in the translation")
+    return out
+
+
+def reduce_cuda_like(t: str) -> str:
+    """everything CUDA-like at once: lane from the local id, 32 slots, no lane guard."""
+    return reduce_no_guard(reduce_small_shared(reduce_lane_from_local_id(t)))
+
+
+def reduce_no_readonly_no_guard(t: str) -> str:
+    return reduce_no_guard(no_readonly(t))
 
 
 def particle_vec2(t: str) -> str:
@@ -142,16 +180,29 @@ CASES = [
     ("examples/warp_reduce/verify_spec.py", "warp_reduce", [("literal 32", reduce_literal_32),
                                                             ("no lane guard", reduce_no_guard),
                                                             ("subgroupAdd", reduce_subgroup_add),
-                                                            ("no unroll", reduce_no_unroll)]),
+                                                            ("no unroll", reduce_no_unroll),
+                                                            ("no readonly", no_readonly),
+                                                            ("scoped barrier", scoped_barrier),
+                                                            ("execution-only barrier", execution_only_barrier),
+                                                            ("no readonly + no guard", reduce_no_readonly_no_guard),
+                                                            ("lane from local id", reduce_lane_from_local_id),
+                                                            ("32 shared slots", reduce_small_shared),
+                                                            ("all CUDA-like", reduce_cuda_like)]),
     ("examples/block_reduce_perwarp/verify_spec.py", "block_reduce_perwarp", [("no unroll", reduce_no_unroll),
-                                                                              ("no lane guard", reduce_no_guard)]),
-    ("examples/sgemm/verify_spec.py", "sgemm_fixed", [("shift index math", sgemm_shift_index),
-                                                       ("hoisted tile coordinates", sgemm_hoisted_index),
-                                                       ("shift + hoist", sgemm_shift_hoist),
+                                                                              ("no lane guard", reduce_no_guard),
+                                                                              ("no readonly", no_readonly),
+                                                                              ("execution-only barrier",
+                                                                               execution_only_barrier),
+                                                                              ("lane from local id",
+                                                                               reduce_lane_from_local_id),
+                                                                              ("all CUDA-like", reduce_cuda_like)]),
+    ("examples/sgemm/verify_spec.py", "sgemm_fixed", [("hoisted tile coordinates", sgemm_hoisted_index),
                                                        ("vec4 accumulators", sgemm_vec4_accum),
                                                        ("all of these", sgemm_all),
                                                        ("vec4 shared tiles", sgemm_vec4_shared),
-                                                       ("vec4 tiles + vec4 regs", sgemm_vec4_regs)]),
+                                                       ("vec4 tiles + vec4 regs", sgemm_vec4_regs),
+                                                       ("no readonly", no_readonly),
+                                                       ("execution-only barrier", execution_only_barrier)]),
     ("examples/struct_refs/verify_spec.py", "particle_step", [("restrict", restrict_all),
                                                               ("vec2 state", particle_vec2)]),
 ]
