@@ -135,18 +135,34 @@ class _Lowering:
         stmts: dict = {}
         for d, stmt in self.decls.values():
             stmts.setdefault(id(stmt), (stmt, []))[1].append(d)
-        for stmt, ds in stmts.values():
-            vars_ = [c for c in stmt.children if c.kind == "VAR_DECL"]
-            if len(vars_) != len(ds):
+        # a group made from another (`tiled_partition<32>(block)`) that stays keeps that one too: to a fixed point
+        kept = {k for k, (stmt, ds) in stmts.items()
+                if len([c for c in stmt.children if c.kind == "VAR_DECL"]) != len(ds)}
+        changed = True
+        while changed:
+            changed = False
+            for k, (stmt, ds) in stmts.items():
+                if k in kept:
+                    continue
+                for r in (r for d in ds for r in self.model.refs_to(d)):
+                    inside_kept = any(stmts[j][0].start <= r.start < stmts[j][0].end for j in kept)
+                    if id(r) not in self.handled or inside_kept:
+                        kept.add(k)
+                        changed = True
+                        break
+        for k, (stmt, ds) in stmts.items():
+            if len([c for c in stmt.children if c.kind == "VAR_DECL"]) != len(ds):
                 continue
-            if all(id(r) in self.handled for d in ds for r in self.model.refs_to(d)):
+            if k not in kept:
                 self.replace(stmt, "")
             else:
                 for d in ds:
                     k = group_kind(d)
                     if k is not None and k[0] == "tile" and k[1] != 32:
                         continue        # refused at its tiled_partition already
-                    bad = next(r for d2 in ds for r in self.model.refs_to(d2) if id(r) not in self.handled)
+                    bad = next((r for d2 in ds for r in self.model.refs_to(d2) if id(r) not in self.handled), None)
+                    if bad is None:
+                        break           # kept for a group made from it, which is refused or reported
                     if any(s <= bad.start < e for s, e, _m in self.refused):
                         break           # inside a construct refused already
                     self.refuse(bad, f"`{_short(bad.parent or bad)}` uses {_what(d)} in a way cuport does not "
@@ -463,8 +479,7 @@ def _block_reduce(em, op, n, args):
 
 
 def _coalesced(em, what, n, args):
-    """The threads of the warp active at the call: a ballot of `true` (GLSL subgroups); on OpenCL's one-lane
-    warps the thread alone."""
+    """A coalesced group on OpenCL's one-lane warps: the thread alone (rank 0, size 1, its own value)."""
     from porter.translate.kernel.ctype import U32
     from porter.translate.kernel.target import E
     if what == "shfl":
@@ -473,13 +488,11 @@ def _coalesced(em, what, n, args):
             em.fail(n, f"a coalesced group's `shfl` from rank `{args[1].text}` (cuport lowers `shfl(v, 0)`: the "
                        "group's first thread)")
     if em.t.name == "glsl":
-        em.need("GL_KHR_shader_subgroup_ballot", subgroup="ballot")
-        if what == "rank":
-            return E("subgroupBallotExclusiveBitCount(subgroupBallot(true))", U32)
-        if what == "size":
-            return E("subgroupBallotBitCount(subgroupBallot(true))", U32)
-        v = em.x(args[0])
-        return E(f"subgroupBroadcastFirst({v.text})", v.ct.unqualified())
+        # the group is the ballot taken where coalesced_threads() runs; a ballot at each use would see only the
+        # threads active there (`if (g.thread_rank() == 0) atomicAdd(ctr, g.size())` counted 1): refused until
+        # the mask is kept in a variable
+        em.fail(n, "a coalesced group in GLSL (its members are the threads active where it is made; cuport "
+                   "does not keep that ballot yet)")
     if em.t.lane_id(em) is not None:
         em.fail(n, "a coalesced group with cl_khr_subgroups (OpenCL 1.2 sub-group functions need every thread "
                    "of the sub-group; a coalesced group is the threads active in divergent code)")
