@@ -95,6 +95,13 @@ __device__ unsigned int __lanemask_lt();
 template <class T> __device__ unsigned int __match_any_sync(unsigned int mask, T value);
 template <class T> __device__ unsigned int __match_all_sync(unsigned int mask, T value, int *pred);
 template <class T> __device__ T __reduce_add_sync(unsigned int mask, T value);
+/* cooperative groups and CUB collectives as the kernel translators lower them (porter/translate/kernel/coop.py) */
+template <class T> __device__ T __cuport_block_reduce_add(T v, int block_threads, int num_valid = 1 << 30);
+template <class T> __device__ T __cuport_block_reduce_min(T v, int block_threads, int num_valid = 1 << 30);
+template <class T> __device__ T __cuport_block_reduce_max(T v, int block_threads, int num_valid = 1 << 30);
+__device__ unsigned int __cuport_coalesced_rank();
+__device__ unsigned int __cuport_coalesced_size();
+template <class T> __device__ T __cuport_coalesced_shfl(T v, unsigned int src_rank);
 template <class T> __device__ T __reduce_min_sync(unsigned int mask, T value);
 template <class T> __device__ T __reduce_max_sync(unsigned int mask, T value);
 __device__ int __popc(unsigned int);

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 from porter.frontend.lexer import split_top_level
 from porter.frontend.model import result_type_spelling
+from porter.translate.kernel import coop
 from porter.translate.kernel import ctors
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import refs
@@ -234,7 +235,8 @@ class CallsMixin:
                 self.fail(n, f"a call to host function `{name}` from device code")
             return self.user_call(fn, n)
         args = self.call_args(n)
-        e = self.t.call(self, name, n, args)
+        # cooperative groups and CUB collectives as coop.lower wrote them
+        e = coop.call(self, name, n, args) if name.startswith("__cuport_") else self.t.call(self, name, n, args)
         if e is not None:
             return e
         if name in ("printf", "fprintf", "puts"):

@@ -15,6 +15,7 @@ from porter.source import SourceFile, read_source
 from porter.translate import integrity
 from porter.translate import warp_sizing
 from porter.translate.api import TranslationResult
+from porter.translate.kernel import coop
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import units
 from porter.translate.kernel.emitter import KernelEmitter, Unit
@@ -61,6 +62,9 @@ def translate_path(path: str, target_name: str, target, text: str | None = None,
     popts = ParseOptions(include_dirs=list(include_dirs or ()), defines=pp_defines,
                          extra_args=list(extra_args or ()), compile_commands=compile_commands,
                          header_mode=header_mode)
+    # cooperative groups and CUB collectives become the CUDA the translators handle (coop.py); line structure kept
+    lowered = coop.lower(source, popts)
+    source = lowered.source
     model, lint_diags, fixed, original_diags = _lint_and_fix(source, popts, portability_fixes)
     fsrc = model.source
     result = TranslationResult(path, target_name)
@@ -68,6 +72,7 @@ def translate_path(path: str, target_name: str, target, text: str | None = None,
     if fsrc.text != source.text:
         result.extra["fixed_source"] = fsrc.text
     unit = Unit(model, target, options)
+    unit.coop_refusals = _moved(lowered.refusals, source.text, fsrc.text)
     dmap = parse_defines(defines)
     outputs = []
     kernels = [f for f in model.kernels if kernel is None or f.name == kernel or
@@ -216,6 +221,22 @@ def translate_path(path: str, target_name: str, target, text: str | None = None,
         result.diagnostics.sort(key=Diagnostic.sort_key)
     result.extra["seconds"] = round(time.perf_counter() - t0, 4)
     return result
+
+
+def _moved(spans, before: str, after: str) -> list:
+    """Ranges of the lowered text carried through the portability fixes (which keep lines): by line and the
+    offset within it, clamped to the fixed line."""
+    if not spans or before == after:
+        return spans
+    b, a = SourceFile("b", before), SourceFile("a", after)
+    out = []
+    for s, e, msg in spans:
+        (r1, c1), (r2, c2) = b.position(s), b.position(e)
+        try:
+            out.append((a.offset(r1, c1), max(a.offset(r1, c1), a.offset(r2, c2)), msg))
+        except (IndexError, ValueError):
+            out.append((s, e, msg))
+    return out
 
 
 def _type_arg(model, fn, spelling, unit):

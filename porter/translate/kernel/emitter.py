@@ -9,6 +9,7 @@ import re
 from porter.analysis.affine import analysis
 from porter.frontend.model import MAX_NESTING
 from porter.translate import warp_sizing
+from porter.translate.kernel import coop
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import refs
 from porter.translate.kernel.calls import CallsMixin, Frame
@@ -185,6 +186,7 @@ class KernelEmitter(TypesMixin, StatementsMixin, ExpressionsMixin, PointersMixin
                                        f"`{f.name}`")
             if f.body is None:
                 continue
+            coop.check(self, f)     # cooperative groups / CUB left as written: refused at the construct
             # clang drops or mangles what it could not type-check: never translate such a function
             for err in self.model.errors:
                 if err.offset is not None and f.node.start <= err.offset < f.node.end and err.severity >= 3:

@@ -17,6 +17,7 @@ class thread_block : public thread_group {
 };
 class grid_group : public thread_group {
  public:
+  __device__ unsigned long long num_threads() const;
   __device__ bool is_valid() const;
   __device__ unsigned long long num_blocks() const;
   __device__ unsigned long long block_rank() const;
@@ -46,4 +47,7 @@ template <class G, class T, class Op> __device__ T reduce(const G &, T, Op);
 template <class T> struct plus { __device__ T operator()(T a, T b) const; };
 template <class T> struct greater { __device__ T operator()(T a, T b) const; };
 template <class T> struct less { __device__ T operator()(T a, T b) const; };
+template <class T> struct bit_and { __device__ T operator()(T a, T b) const; };
+template <class T> struct bit_or { __device__ T operator()(T a, T b) const; };
+template <class T> struct bit_xor { __device__ T operator()(T a, T b) const; };
 }  // namespace cooperative_groups

@@ -1,0 +1,505 @@
+"""Cooperative groups and CUB collectives for the GLSL and OpenCL kernel translators (issue 14).
+
+They are lowered on the CUDA text, before the portability fixes, to the CUDA the translators already handle, so
+the warp-size machinery (lane and warp ids, per-warp arrays, CP104 refusals) applies to them unchanged:
+- a thread block is the CUDA block: `thread_rank()` is the linear thread index, `sync()` is `__syncthreads()`;
+- a `thread_block_tile<32>` is a warp, that is a subgroup here: `thread_rank()` is `rank % warpSize`,
+  `meta_group_rank()` `rank / warpSize`, `size()` `warpSize`, `sync()` `__syncwarp()`, `shfl*` / `any` /
+  `all` / `ballot` the full-mask `__*_sync` intrinsics and `cg::reduce` with `plus` / `less` / `greater` /
+  `bit_*` the `__reduce_*_sync` ones (exact at any subgroup size, like the warp code written with warpSize);
+- a coalesced group's rank, size and `shfl(v, 0)` become ballot-based builtins (`__cuport_coalesced_*`);
+- `cub::BlockReduce<T, N>(storage).Sum(v)` / `.Reduce(v, cub::Sum|Max|Min | a recognisable functor)` (and
+  the `num_valid` overloads) become `__cuport_block_reduce_OP(v, N[, num_valid])`: a shared-memory tree,
+  exact at any subgroup size; `cub::WarpReduce<T>` (32 logical lanes) the `__reduce_*_sync` intrinsics.
+CUB defines the result in thread 0 (lane 0) only: every thread gets it here. The TempStorage variables, group
+variables and their initialisers are dropped once every use of them has been lowered.
+
+What cannot be right at every subgroup size (tiles other than 32 threads, grid-wide barriers, a cg::reduce or
+CUB reduction with an operation cuport does not recognise, BlockAdjacentDifference) is left as written and
+refused by the emitter (CP907) at its line: `refusals` maps their ranges into the lowered text."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from porter.analysis.coop_groups import group_kind, group_object
+from porter.source import SourceFile
+
+_HINT = re.compile(rb"cooperative_groups|\bcub::|namespace\s+cub\b")
+FULL = "0xffffffff"
+LIN = "(threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y)"
+SIZE = "(blockDim.x * blockDim.y * blockDim.z)"
+WS = "((unsigned int)warpSize)"
+_TILE_CALLS = {"thread_rank": f"({LIN} % {WS})", "meta_group_rank": f"({LIN} / {WS})",
+               "size": WS, "num_threads": WS, "meta_group_size": f"(({SIZE} + {WS} - 1) / {WS})",
+               "sync": "__syncwarp()"}
+_BLOCK_CALLS = {"thread_rank": LIN, "size": SIZE, "num_threads": SIZE, "sync": "__syncthreads()",
+                "group_index": "blockIdx", "thread_index": "threadIdx", "group_dim": "blockDim",
+                "dim_threads": "blockDim"}
+_TILE_SYNC_OPS = {"shfl": "__shfl_sync", "shfl_down": "__shfl_down_sync", "shfl_up": "__shfl_up_sync",
+                  "shfl_xor": "__shfl_xor_sync", "any": "__any_sync", "all": "__all_sync", "ballot": "__ballot_sync"}
+_CG_OPS = {"plus": "add", "less": "min", "greater": "max", "bit_and": "and", "bit_or": "or", "bit_xor": "xor"}
+_CUB_OPS = {"Sum": "add", "Max": "max", "Min": "min"}
+_CUB_TYPE = re.compile(r"(?:cub::)?(BlockReduce|WarpReduce|BlockAdjacentDifference|BlockScan|WarpScan|BlockLoad|"
+                       r"BlockStore|BlockRadixSort|BlockExchange|BlockHistogram|BlockDiscontinuity|\w+)\s*<(.*)>")
+
+
+@dataclass
+class Lowered:
+    source: SourceFile
+    refusals: list = field(default_factory=list)     # (start, end, message) in the lowered text
+    count: int = 0                                   # constructs lowered
+
+
+def lower(source: SourceFile, parse_options) -> Lowered:
+    """The text with the cooperative-groups and CUB constructs of device code lowered (see the module doc)."""
+    if not _HINT.search(source.data):
+        return Lowered(source)
+    from porter.frontend.build import build_model
+    model = build_model(source, parse_options)
+    low = _Lowering(model)
+    for f in model.functions:
+        if f.is_device_code and f.body is not None:
+            low.visit(f.body)
+    low.drop_declarations()
+    if not low.edits and not low.refused:
+        return Lowered(source)
+    data = source.data
+    out, pos, shift = [], 0, []
+    for s, e, text in sorted(low.edits):
+        out.append(data[pos:s])
+        new = text.encode()
+        # keep the line structure: diagnostics on later lines stay on their lines
+        new += b"\n" * (data[s:e].count(b"\n") - new.count(b"\n"))
+        shift.append((s, e, len(new) - (e - s)))
+        out.append(new)
+        pos = e
+    out.append(data[pos:])
+    text = b"".join(out).decode("utf-8", "surrogateescape")
+
+    def moved(off):
+        return off + sum(d for s, e, d in shift if e <= off)
+    refusals = [(moved(s), moved(e), msg) for s, e, msg in low.refused]
+    return Lowered(SourceFile(source.path, text), refusals, len(low.edits))
+
+
+class _Lowering:
+    def __init__(self, model):
+        self.model = model
+        self.edits: list = []          # (start, end, text), non-overlapping
+        self.refused: list = []        # (start, end, message) in the original text
+        self.handled: set = set()      # id(DECL_REF_EXPR) of group / TempStorage uses that were lowered
+        self.decls: dict = {}          # id(decl) -> (decl, DECL_STMT) of group and TempStorage variables
+
+    # ------------------------------------------------------------------ text
+    def text(self, n) -> str:
+        """The source of `n` with the edits already made inside it."""
+        data = self.model.source.data
+        inner = sorted(e for e in self.edits if n.start <= e[0] and e[1] <= n.end)
+        out, pos = [], n.start
+        for s, e, t in inner:
+            out.append(data[pos:s].decode("utf-8", "surrogateescape"))
+            out.append(t)
+            pos = e
+        out.append(data[pos:n.end].decode("utf-8", "surrogateescape"))
+        return "".join(out)
+
+    def replace(self, n, text: str):
+        self.edits = [e for e in self.edits if not (n.start <= e[0] and e[1] <= n.end)]
+        self.edits.append((n.start, n.end, text))
+
+    def refuse(self, n, message: str):
+        self.refused.append((n.start, n.end, message))
+
+    # ------------------------------------------------------------------ walk
+    def visit(self, n):
+        for c in n.children:
+            self.visit(c)
+        if n.kind == "VAR_DECL":
+            self._declaration(n)
+        elif n.kind == "CALL_EXPR":
+            try:
+                self._call(n)
+            except _Refuse as r:
+                self.refuse(n, str(r))
+
+    def _declaration(self, d):
+        p = d.parent
+        if p is None or p.kind != "DECL_STMT":
+            return
+        if group_kind(d) is not None or _cub_type(d) is not None and "TempStorage" in _canonical(d):
+            self.decls[id(d)] = (d, p)
+
+    def drop_declarations(self):
+        """Remove the declarations of group and TempStorage variables whose every use was lowered."""
+        stmts: dict = {}
+        for d, stmt in self.decls.values():
+            stmts.setdefault(id(stmt), (stmt, []))[1].append(d)
+        # a group made from another (`tiled_partition<32>(block)`) that stays keeps that one too: to a fixed point
+        kept = {k for k, (stmt, ds) in stmts.items()
+                if len([c for c in stmt.children if c.kind == "VAR_DECL"]) != len(ds)}
+        changed = True
+        while changed:
+            changed = False
+            for k, (stmt, ds) in stmts.items():
+                if k in kept:
+                    continue
+                for r in (r for d in ds for r in self.model.refs_to(d)):
+                    inside_kept = any(stmts[j][0].start <= r.start < stmts[j][0].end for j in kept)
+                    if id(r) not in self.handled or inside_kept:
+                        kept.add(k)
+                        changed = True
+                        break
+        for k, (stmt, ds) in stmts.items():
+            if len([c for c in stmt.children if c.kind == "VAR_DECL"]) != len(ds):
+                continue
+            if k not in kept:
+                self.replace(stmt, "")
+            else:
+                for d in ds:
+                    k = group_kind(d)
+                    if k is not None and k[0] == "tile" and k[1] != 32:
+                        continue        # refused at its tiled_partition already
+                    bad = next((r for d2 in ds for r in self.model.refs_to(d2) if id(r) not in self.handled), None)
+                    if bad is None:
+                        break           # kept for a group made from it, which is refused or reported
+                    if any(s <= bad.start < e for s, e, _m in self.refused):
+                        break           # inside a construct refused already
+                    self.refuse(bad, f"`{_short(bad.parent or bad)}` uses {_what(d)} in a way cuport does not "
+                                     "lower (only its member calls, `cg::sync` and `cg::reduce`)")
+                    break
+
+    # ------------------------------------------------------------------ calls
+    def _call(self, n):
+        name = n.spelling
+        if not name and n.children and n.children[0].kind == "MEMBER_REF_EXPR":
+            name = n.children[0].text.rsplit(".", 1)[-1].strip()     # a dependent call in a template
+        obj = group_object(n)
+        if obj is not None:
+            g = group_kind(obj)
+            if g is not None:
+                return self._group_member(n, name, obj, g)
+            cub = _cub_type(obj)
+            if cub is not None:
+                return self._cub_member(n, name, obj, cub)
+            return None
+        if name in ("this_thread_block", "tiled_partition", "this_grid", "coalesced_threads") and \
+                group_kind(n) is not None:
+            self._partition(n)
+            return None
+        args = n.args()
+        if name == "sync" and len(args) == 1 and group_kind(args[0].strip) is not None:
+            text = self._sync(n, group_kind(args[0].strip))
+            self._use(args[0])
+            self.replace(n, text)
+        elif name == "reduce" and len(args) == 3 and group_kind(args[0].strip) is not None:
+            g = group_kind(args[0].strip)
+            if g != ("tile", 32):
+                raise _Refuse(f"`cg::reduce` over {_kind_text(g)}: only tiles of 32 threads (a warp, a subgroup "
+                              "here) are lowered")
+            op = _CG_OPS.get(_op_name(args[2]))
+            if op is None:
+                raise _Refuse(f"`cg::reduce` with the operation `{_short(args[2])}`: cuport lowers cg::plus, "
+                              "cg::less, cg::greater and cg::bit_and/or/xor")
+            self._use(args[0])
+            self.replace(n, f"__reduce_{op}_sync({FULL}, {self.text(args[1])})")
+        return None
+
+    def _partition(self, n):
+        g = group_kind(n)
+        if n.spelling == "tiled_partition" and g[0] != "tile":
+            raise _Refuse("a tile whose size is set at run time (`tiled_partition(g, n)`)")
+        if g[0] == "tile" and g[1] != 32:
+            raise _Refuse(f"a tile of {g[1]} threads: cuport lowers tiles of 32 threads (a warp: a subgroup "
+                          f"here) only, a tile of {g[1]} is not right at every subgroup size (4 to 128)")
+        for a in n.args():
+            self._use(a)
+
+    def _use(self, a):
+        s = a.strip
+        if s.kind == "DECL_REF_EXPR":
+            self.handled.add(id(s))
+        for c in a.walk():
+            if c.kind == "DECL_REF_EXPR":
+                self.handled.add(id(c))
+
+    def _sync(self, n, g):
+        kind = g[0]
+        if kind == "thread_block":
+            return "__syncthreads()"
+        if g == ("tile", 32):
+            return "__syncwarp()"
+        if kind == "grid_group":
+            raise _Refuse("a grid-wide barrier (`grid.sync()`, cooperative launch): Vulkan and OpenCL have no "
+                          "barrier across work-groups; split the kernel at the barrier")
+        raise _Refuse(f"`sync` of {_kind_text(g)}")
+
+    def _group_member(self, n, name, obj, g):
+        kind = g[0]
+        args = [c for c in n.children[1:] if c.kind not in ("TYPE_REF", "NAMESPACE_REF")]
+        if name == "sync":
+            text = self._sync(n, g)
+        elif kind == "thread_block" and name in _BLOCK_CALLS:
+            text = _BLOCK_CALLS[name]
+        elif g == ("tile", 32) and name in _TILE_CALLS:
+            text = _TILE_CALLS[name]
+        elif g == ("tile", 32) and name in _TILE_SYNC_OPS:
+            text = f"{_TILE_SYNC_OPS[name]}({FULL}, {', '.join(self.text(a) for a in args)})"
+        elif kind == "grid_group" and name in ("thread_rank", "size", "num_threads", "block_rank", "num_blocks"):
+            blin = "(blockIdx.x + blockIdx.y * gridDim.x + blockIdx.z * gridDim.x * gridDim.y)"
+            grid = "(gridDim.x * gridDim.y * gridDim.z)"
+            text = {"thread_rank": f"((unsigned long long){blin} * {SIZE} + {LIN})",
+                    "size": f"((unsigned long long){grid} * {SIZE})",
+                    "num_threads": f"((unsigned long long){grid} * {SIZE})",
+                    "block_rank": f"((unsigned long long){blin})", "num_blocks": f"((unsigned long long){grid})"}[name]
+        elif kind == "coalesced_group" and name in ("thread_rank", "size", "num_threads"):
+            text = "__cuport_coalesced_rank()" if name == "thread_rank" else "__cuport_coalesced_size()"
+        elif kind == "coalesced_group" and name == "shfl" and len(args) == 2:
+            text = f"__cuport_coalesced_shfl({self.text(args[0])}, {self.text(args[1])})"
+        elif kind == "tile" and g[1] != 32:
+            return None         # refused where the tile is made
+        else:
+            raise _Refuse(f"`{name}` of {_kind_text(g)}")
+        self._use(obj)
+        self.replace(n, text)
+        return None
+
+    def _cub_member(self, n, name, obj, cub):
+        cls, targs = cub
+        args = [c for c in n.children[1:] if c.kind not in ("TYPE_REF", "NAMESPACE_REF")]
+        if cls == "BlockReduce" and name in ("Sum", "Reduce"):
+            if args and "[" in (args[0].type or "") or (args and re.search(r"\(&\)|\[\d+\]", args[0].type or "")):
+                raise _Refuse(f"`cub::BlockReduce::{name}` over an array of items per thread")
+            op, rest = ("add", args[1:]) if name == "Sum" else (self._cub_op(args[1]) if len(args) > 1 else None,
+                                                             args[2:])
+            n_threads = 1
+            for v in (targs[1:2] + targs[3:5]):
+                try:
+                    n_threads *= int(v.strip().rstrip("uU"))
+                except ValueError:
+                    raise _Refuse(f"`cub::BlockReduce` with a block size cuport cannot read (`{v.strip()}`)") from None
+            extra = "".join(f", {self.text(a)}" for a in rest)
+            text = f"__cuport_block_reduce_{op}({self.text(args[0])}, {n_threads}{extra})"
+        elif cls == "WarpReduce" and name in ("Sum", "Reduce"):
+            lanes = targs[1].strip() if len(targs) > 1 else "32"
+            if lanes != "32":
+                raise _Refuse(f"`cub::WarpReduce` over {lanes} logical lanes: cuport lowers 32-lane warp reductions "
+                              "(a subgroup here) only")
+            if (name == "Sum" and len(args) != 1) or (name == "Reduce" and len(args) != 2):
+                raise _Refuse(f"`cub::WarpReduce::{name}` over part of the warp (`valid_items`)")
+            op = "add" if name == "Sum" else self._cub_op(args[1])
+            text = f"__reduce_{op}_sync({FULL}, {self.text(args[0])})"
+        else:
+            raise _Refuse(f"`cub::{cls}::{name}`: cuport lowers cub::BlockReduce and cub::WarpReduce Sum / Reduce")
+        self._use(obj)
+        self.replace(n, text)
+
+    def _cub_op(self, a):
+        name = _op_name(a)
+        if name in _CUB_OPS:
+            return _CUB_OPS[name]
+        op = _functor_op(self.model, a)
+        if op is None:
+            raise _Refuse(f"a CUB reduction with the operation `{_short(a)}`: cuport lowers cub::Sum, cub::Max, "
+                          "cub::Min and functors that return `a + b`, `a > b ? a : b` or `a < b ? a : b`")
+        return op
+
+
+class _Refuse(Exception):
+    pass
+
+
+def _canonical(n) -> str:
+    try:
+        return n._cursor.type.get_canonical().spelling
+    except Exception:
+        return n.type or ""
+
+
+def _cub_type(n):
+    """(class, template argument texts) of a cub:: collective object or TempStorage, else None. In a template
+    the canonical type loses its namespace (`BlockReduce<type-parameter-0-0, 256, ...>`): the typedef or alias
+    it was named through must then name cub::."""
+    t = re.sub(r"^(const\s+)?(typename\s+)?", "", _canonical(n))
+    m = _CUB_TYPE.match(t)
+    if m is None:
+        return None
+    if not t.startswith("cub::") and not any(_names_cub(c) for c in [n._cursor] + [
+            c for c in n._cursor.get_children() if c.kind.name == "TYPE_REF"]):
+        return None
+    from porter.frontend.lexer import split_top_level
+    args = m.group(2)
+    if ">::" in args:
+        args = args[:args.rindex(">::")]
+    return m.group(1), [a.strip() for a in split_top_level(args)]
+
+
+def _names_cub(cursor) -> bool:
+    try:
+        d = cursor.type.get_declaration() if cursor.kind.name != "TYPE_REF" else cursor.referenced
+        return d is not None and d.kind.name in ("TYPEDEF_DECL", "TYPE_ALIAS_DECL") and \
+            d.underlying_typedef_type.spelling.lstrip(":").startswith("cub::")
+    except Exception:
+        return False
+
+
+def _op_name(a) -> str:
+    """`plus` of `cg::plus<float>()`, `Max` of `cub::Max()`: the unqualified class of a functor argument."""
+    t = _canonical(a.strip)
+    t = re.sub(r"^(const\s+)?(struct\s+)?", "", t)
+    return re.sub(r"<.*$", "", t).split("::")[-1].strip()
+
+
+def _functor_op(model, a):
+    """add / max / min when the argument's class has one operator() whose body is `return a + b;`,
+    `return a > b ? a : b;` or `return a < b ? a : b;` (either operand order); else None."""
+    try:
+        decl = a.strip._cursor.type.get_canonical().get_declaration()
+    except Exception:
+        return None
+    bodies = []
+    for c in decl.walk_preorder():
+        if c.kind.name in ("CXX_METHOD", "FUNCTION_TEMPLATE") and c.spelling == "operator()":
+            bodies.append(c)
+    if len(bodies) != 1:
+        return None
+    params = [p.spelling for p in bodies[0].get_children() if p.kind.name == "PARM_DECL"]
+    if len(params) != 2:
+        return None
+    ret = [c for c in bodies[0].walk_preorder() if c.kind.name == "RETURN_STMT"]
+    if len(ret) != 1:
+        return None
+    toks = "".join(t.spelling for t in ret[0].get_tokens())
+    x, y = params
+    toks = toks.removeprefix("return").rstrip(";")
+    toks = re.sub(r"\((\w+)\)", r"\1", toks)
+    for a_, b_ in ((x, y), (y, x)):
+        if toks in (f"{a_}+{b_}",):
+            return "add"
+        if toks in (f"{a_}>{b_}?{a_}:{b_}", f"{a_}<{b_}?{b_}:{a_}", f"{a_}>={b_}?{a_}:{b_}"):
+            return "max"
+        if toks in (f"{a_}<{b_}?{a_}:{b_}", f"{a_}>{b_}?{b_}:{a_}", f"{a_}<={b_}?{a_}:{b_}"):
+            return "min"
+    return None
+
+
+def _kind_text(g) -> str:
+    kind, n = g
+    return {"tile": f"a tile of {n} threads", "thread_block": "a thread block", "grid_group": "a grid group",
+            "coalesced_group": "a coalesced group", "thread_group": "a run-time tile",
+            "cluster_group": "a cluster"}.get(kind, kind)
+
+
+def _what(d) -> str:
+    g = group_kind(d)
+    return f"the group `{d.spelling}` ({_kind_text(g)})" if g else f"the CUB storage `{d.spelling}`"
+
+
+def _short(n, limit=60) -> str:
+    t = " ".join(n.text.split())
+    return t if len(t) <= limit else t[:limit - 3] + "..."
+
+
+def check(em, fn) -> None:
+    """Refuse (CP907) the constructs `lower` left in function `fn` of the kernel being emitted."""
+    for s, e, msg in getattr(em.u, "coop_refusals", ()):
+        if fn.node.start <= s < fn.node.end:
+            from porter.translate.kernel.target import TranslationError
+            raise TranslationError("CP907", (s, e), msg)
+
+
+# ---------------------------------------------------------------------- the lowered builtins, per target
+
+def call(em, name, n, args):
+    """`__cuport_block_reduce_*` and `__cuport_coalesced_*` (what `lower` wrote) as an E, else None."""
+    if name.startswith("__cuport_block_reduce_"):
+        return _block_reduce(em, name[len("__cuport_block_reduce_"):], n, args)
+    if name.startswith("__cuport_coalesced_"):
+        return _coalesced(em, name[len("__cuport_coalesced_"):], n, args)
+    return None
+
+
+_COMBINE = {"add": "{a} + {b}", "max": "({b} > {a}) ? {b} : {a}", "min": "({b} < {a}) ? {b} : {a}"}
+
+
+def _block_reduce(em, op, n, args):
+    """CUB's BlockReduce (every thread of the block calls it): the values in shared memory, a tree of pairwise
+    combinations with a work-group barrier per level, the result read by every thread. No subgroup operation:
+    exact at any subgroup size, and on OpenCL without sub-groups."""
+    from porter.translate.kernel import ctype as ct
+    from porter.translate.kernel.ctype import I32
+    from porter.translate.kernel.target import E
+    v = em.x(args[0])
+    t = v.ct.unqualified()
+    if t.kind != "scalar":
+        em.fail(n, f"a CUB block reduction of `{ct.spell(t)}` (cuport reduces scalars)")
+    if t.bits < 32 and not t.is_float:
+        t = ct.promote(t)
+        v = em.conv(v, t)
+    threads = args[1].value
+    if not isinstance(threads, int) or threads < 1 or threads > 1024:
+        em.fail(args[1], f"a CUB block reduction over `{args[1].text}` threads")
+    nv = em.conv(em.x(args[2]), I32).text if len(args) > 2 else str(threads)
+    half = 1 << max(0, (threads - 1).bit_length() - 1)        # the largest power of two below the block
+    tn = em.t.type_name(t, em)
+    em.has_barrier = True
+    bar = " ".join(em.t.block_barrier(em, False))
+    comb = _COMBINE[op].format(a="s[t]", b="s[t + h]")
+    hname = f"cuport_block_reduce_{op}_{tn}_{threads}"
+    store = f"cuport_cub_{tn}_{threads}"
+    if em.t.name == "glsl":
+        em.shared.setdefault(store, {"name": store, "type": ct.array(t, (threads,)), "elem": t, "extern": False,
+                                     "node": None, "dims": (threads,)})
+        tid, head, call_extra = "gl_LocalInvocationIndex", f"{tn} {hname}({tn} v, int nv)", ""
+        comb = comb.replace("s[", f"{store}[")
+        s_ = store
+    else:
+        if not em.frame.is_kernel:
+            em.fail(n, "a CUB block reduction inside a device function: OpenCL allows __local memory at kernel "
+                       "scope only (call it in the kernel)")
+        em.shared.setdefault(store, {"name": store, "type": ct.array(t, (threads,)), "elem": t, "extern": False,
+                                     "node": None, "dims": (threads,)})
+        tid = "(uint)(get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2)))"
+        head, call_extra, s_ = f"{tn} {hname}({tn} v, int nv, __local {tn}* s)", f", {store}", "s"
+    em.helper(hname, f"""{head}
+{{
+    // cub::BlockReduce: every thread of the block calls it; a shared-memory tree, exact at any subgroup size
+    uint t = {tid};
+    int n = min(nv, {threads});
+    {bar}  // an earlier call's readers are done with the slots
+    if (t < {threads}u) {s_}[t] = v;
+    {bar}
+    for (uint h = {half}u; h > 0u; h >>= 1) {{
+        if (t < h && (int)(t + h) < n) {s_}[t] = {comb};
+        {bar}
+    }}
+    return {s_}[0];
+}}""".replace("(int)(", "int(" if em.t.name == "glsl" else "(int)("))
+    return E(f"{hname}({v.text}, {nv}{call_extra})", t)
+
+
+def _coalesced(em, what, n, args):
+    """A coalesced group on OpenCL's one-lane warps: the thread alone (rank 0, size 1, its own value)."""
+    from porter.translate.kernel.ctype import U32
+    from porter.translate.kernel.target import E
+    if what == "shfl":
+        src = args[1].value
+        if src != 0:
+            em.fail(n, f"a coalesced group's `shfl` from rank `{args[1].text}` (cuport lowers `shfl(v, 0)`: the "
+                       "group's first thread)")
+    if em.t.name == "glsl":
+        # the group is the ballot taken where coalesced_threads() runs; a ballot at each use would see only the
+        # threads active there (`if (g.thread_rank() == 0) atomicAdd(ctr, g.size())` counted 1): refused until
+        # the mask is kept in a variable
+        em.fail(n, "a coalesced group in GLSL (its members are the threads active where it is made; cuport "
+                   "does not keep that ballot yet)")
+    if em.t.lane_id(em) is not None:
+        em.fail(n, "a coalesced group with cl_khr_subgroups (OpenCL 1.2 sub-group functions need every thread "
+                   "of the sub-group; a coalesced group is the threads active in divergent code)")
+    em.t._emulate(em, n)
+    if what == "rank":
+        return E("0u", U32)
+    if what == "size":
+        return E("1u", U32)
+    v = em.x(args[0])
+    return E(v.text, v.ct, v.prec, v.tt)

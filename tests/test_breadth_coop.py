@@ -1,0 +1,81 @@
+"""Issue 14 (cooperative groups, CUB): thread blocks, 32-thread tiles, cg::reduce, coalesced groups (OpenCL) and
+cub::BlockReduce / WarpReduce are lowered (porter/translate/kernel/coop.py) and verified; what cannot be right at
+every subgroup size is refused with CP907 at its line. Fixtures: tests/fixtures/breadth/coop/."""
+import os
+
+import pytest
+
+from porter.translate.api import translate_file
+from porter.translate.kernel.validate import opencl_context, tool
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIX = os.path.join(ROOT, "tests", "fixtures", "breadth", "coop")
+COOP = os.path.join(FIX, "coop.cu")
+LIN = "(gl_LocalInvocationID.x + gl_LocalInvocationID.y * gl_WorkGroupSize.x + gl_LocalInvocationID.z * " \
+      "gl_WorkGroupSize.x * gl_WorkGroupSize.y)"
+
+
+def test_glsl_spellings():
+    res = translate_file(COOP, "glsl", validate=tool("glslangValidator") is not None)
+    assert set(res.shaders) == {"tile_tree", "row_stats", "block_cub", "warp_cub"}, res.failed_kernels
+    t = res.shaders["tile_tree"]
+    # a tile of 32 is a warp: its size is the subgroup size, its sync a subgroup barrier; the block's a barrier
+    assert f"tmp[{LIN}] = v;" in t and "subgroupBarrier();" in t and "barrier();" in t
+    assert "cuport_subgroup_size" in t and "32" not in t.split("void main")[1]
+    r = res.shaders["row_stats"]
+    assert "subgroupMax(m)" in r and "subgroupAdd(s)" in r and "cuport_shfl_down_float(t, uint(o))" in r
+    b = res.shaders["block_cub"]
+    assert "shared float cuport_cub_float_256[256];" in b
+    assert "cuport_block_reduce_add_float_256(v, 256)" in b and "cuport_block_reduce_add_float_256(v, valid)" in b
+    assert b.count("float cuport_block_reduce_max_float_256(float v, int nv)") == 1      # cub::Max and MaxOp
+    assert "GL_KHR_shader_subgroup" not in b and "gl_Subgroup" not in b     # no subgroup op in the tree
+    w = res.shaders["warp_cub"]
+    assert "subgroupAdd(v)" in w and "subgroupMin(v)" in w and "cuport_cub" not in w
+    # the coalesced group is refused in GLSL (its ballot is not kept), at the line of its use
+    d = next(d for d in res.diagnostics if d.code == "CP907" and "compact" in d.message)
+    assert d.severity == "error" and d.row == 59 and "coalesced group" in d.message
+    if res.extra.get("validation"):
+        assert all(v["ok"] for v in res.extra["validation"].values())
+
+
+def test_opencl_spellings():
+    res = translate_file(COOP, "opencl", validate=False)
+    assert not res.failed_kernels, res.failed_kernels
+    text = res.text
+    assert "__local float cuport_cub_float_256[256];" in text
+    assert "cuport_block_reduce_max_float_256(v, 256, cuport_cub_float_256)" in text
+    assert "barrier(CLK_LOCAL_MEM_FENCE);" in text
+    # one-lane warps: a coalesced group is the thread alone
+    assert "atomic_add(&seen[" in text and "0u" in text
+
+
+REFUSED = {"grid_barrier": (9, "grid-wide barrier"), "small_tile": (15, "a tile of 16 threads"),
+           "user_op": (25, "`cg::reduce` with the operation `combine`"),
+           "adjacent": (34, "BlockAdjacentDifference::SubtractLeft"), "warp16": (41, "16 logical lanes")}
+
+
+@pytest.mark.parametrize("target", ["glsl", "opencl"])
+def test_refusals_at_the_construct(target):
+    res = translate_file(os.path.join(FIX, "refused.cu"), target, validate=False)
+    assert set(res.failed_kernels) == set(REFUSED)
+    for k, (row, what) in REFUSED.items():
+        d = next(d for d in res.diagnostics if d.code == "CP907" and f"`{k}`" in d.message)
+        assert d.row == row and what in d.message, (k, d.row, d.message)
+    assert not res.shaders and "void" not in (res.text or "")
+
+
+def test_fixture_matches_numpy_on_lavapipe_and_pocl(monkeypatch):
+    icd = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
+    if not os.path.exists(icd) or opencl_context() is None or tool("glslangValidator") is None:
+        pytest.skip("lavapipe / PoCL / glslang not available")
+    monkeypatch.setenv("VK_ICD_FILENAMES", icd)
+    from porter.verify.runner import Runner
+    from porter.verify.spec import load_spec
+    results = Runner(["vulkan", "opencl"], subgroups=[4, 8, 16], jobs=1).run(
+        load_spec(os.path.join(FIX, "verify_spec.py")))
+    ran = {(r.case, r.target, r.variant, str(r.sizes)): r.status for r in results if r.status != "skipped"}
+    assert set(ran.values()) == {"pass"}, [(r.case, r.target, r.variant, r.message) for r in results]
+    kernels = ("tile_tree", "row_stats", "block_cub", "warp_cub")
+    want = {(k, "vulkan", f"sg{s}") for k in kernels for s in (4, 8, 16)} | \
+        {(k, "opencl", "-") for k in kernels + ("compact",)}
+    assert {(c, t, v) for c, t, v, _ in ran} == want
