@@ -248,9 +248,15 @@ def _spare_core() -> bool:
     return cores >= 2 and load < cores - 1
 
 
+LINT_GC_THRESHOLD = (100_000, 50, 100)     # porter/lint/run.py _tune_gc
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     command = _command_of(argv)
+    if command == "lint":
+        import gc
+        gc.set_threshold(*LINT_GC_THRESHOLD)     # lint's setting from the start: ~10 collections fewer in the imports
     if command == "lint" and _one_file_lint(argv[argv.index("lint"):]) and _spare_core():
         from porter import isolate
         isolate.prefork()           # imports the linter on another core while this process reads its settings

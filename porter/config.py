@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 
 from porter.lint import registry
+from porter.record import Record
 
 CONFIG_NAMES = (".cuport.toml", "cuport.toml", "pyproject.toml")  # the same order as ruff
 DEFAULT_EXCLUDE = [".git", ".venv", "build", "dist", "node_modules", ".cuport_cache"]
@@ -26,25 +26,50 @@ class ConfigError(Exception):
     """A configuration file or option that cannot be used (exit code 2)."""
 
 
-@dataclass
-class Settings:
-    select: set = field(default_factory=lambda: set(registry.RULES))
-    ignore: set = field(default_factory=set)
-    extend_select: set = field(default_factory=set)
-    per_file_ignores: list = field(default_factory=list)     # [(glob, {codes})]
-    exclude: list = field(default_factory=lambda: list(DEFAULT_EXCLUDE))
-    target_arch: list = field(default_factory=lambda: list(DEFAULT_TARGET_ARCH))
-    launch: dict = field(default_factory=dict)               # kernel -> {"block": [x, y, z]}
-    vulkan_max_shared: int = 32768
-    include_dirs: list = field(default_factory=list)
-    defines: list = field(default_factory=list)              # "NAME" or "NAME=VALUE"
-    extra_args: list = field(default_factory=list)
-    cache_dir: str = ".cuport_cache"
-    timeout: float = 60.0                                    # seconds per file (porter.isolate; 0: none)
-    memory_limit: int = 4096                                 # MiB per file (porter.isolate; 0: none)
-    config_path: str | None = None
-    root: str = field(default_factory=os.getcwd)             # globs are relative to this directory
-    raw: dict = field(default_factory=dict)
+class Settings(Record):
+    select: set
+    ignore: set
+    extend_select: set
+    per_file_ignores: list                                   # [(glob, {codes})]
+    exclude: list
+    target_arch: list
+    launch: dict                                             # kernel -> {"block": [x, y, z]}
+    vulkan_max_shared: int
+    include_dirs: list
+    defines: list                                            # "NAME" or "NAME=VALUE"
+    extra_args: list
+    cache_dir: str
+    timeout: float                                           # seconds per file (porter.isolate; 0: none)
+    memory_limit: int                                        # MiB per file (porter.isolate; 0: none)
+    config_path: str | None
+    root: str                                                # globs are relative to this directory
+    raw: dict
+
+    _fields = ('select', 'ignore', 'extend_select', 'per_file_ignores', 'exclude', 'target_arch', 'launch',
+               'vulkan_max_shared', 'include_dirs', 'defines', 'extra_args', 'cache_dir', 'timeout', 'memory_limit',
+               'config_path', 'root', 'raw')
+
+    def __init__(self, select=None, ignore=None, extend_select=None, per_file_ignores=None, exclude=None,
+                 target_arch=None, launch=None, vulkan_max_shared=32768, include_dirs=None, defines=None,
+                 extra_args=None, cache_dir=".cuport_cache", timeout=60.0, memory_limit=4096, config_path=None,
+                 root=None, raw=None):
+        self.select = set(registry.RULES) if select is None else select
+        self.ignore = set() if ignore is None else ignore
+        self.extend_select = set() if extend_select is None else extend_select
+        self.per_file_ignores = [] if per_file_ignores is None else per_file_ignores
+        self.exclude = list(DEFAULT_EXCLUDE) if exclude is None else exclude
+        self.target_arch = list(DEFAULT_TARGET_ARCH) if target_arch is None else target_arch
+        self.launch = {} if launch is None else launch
+        self.vulkan_max_shared = vulkan_max_shared
+        self.include_dirs = [] if include_dirs is None else include_dirs
+        self.defines = [] if defines is None else defines
+        self.extra_args = [] if extra_args is None else extra_args
+        self.cache_dir = cache_dir
+        self.timeout = timeout
+        self.memory_limit = memory_limit
+        self.config_path = config_path
+        self.root = os.getcwd() if root is None else root
+        self.raw = {} if raw is None else raw
 
     def enabled_codes(self, filename: str) -> set[str]:
         """Codes to check in `filename`: the selection minus its per-file-ignores."""

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+
+from porter.record import FrozenRecord, Record
 
 
 class Applicability(str, enum.Enum):
@@ -11,41 +12,77 @@ class Applicability(str, enum.Enum):
     DISPLAY_ONLY = "display-only"
 
 
-@dataclass(frozen=True)
-class Edit:
+class Edit(FrozenRecord):
     """Replace text[start:end] (byte offsets into the source) with `content`. `seen`: the text the rule read at
     that range, when it edits a node (not compared: the fix engine checks it against the file, lint/fixer.py)."""
     start: int
     end: int
     content: str
-    seen: str | None = field(default=None, compare=False, repr=False)
+    seen: str | None
+
+    _fields = ('start', 'end', 'content', 'seen')
+    _hidden = ('seen',)
+    _uncompared = ('seen',)
+
+    def __init__(self, start, end, content, seen=None):
+        _set = object.__setattr__
+        _set(self, 'start', start)
+        _set(self, 'end', end)
+        _set(self, 'content', content)
+        _set(self, 'seen', seen)
 
 
-@dataclass(frozen=True)
-class Fix:
+class Fix(FrozenRecord):
     """A fix: its edits, their applicability and a title."""
     applicability: Applicability
     message: str
     edits: tuple[Edit, ...]
 
+    _fields = ('applicability', 'message', 'edits')
 
-@dataclass
-class Diagnostic:
+    def __init__(self, applicability, message, edits):
+        _set = object.__setattr__
+        _set(self, 'applicability', applicability)
+        _set(self, 'message', message)
+        _set(self, 'edits', edits)
+
+
+class Diagnostic(Record):
     """One finding: code, message, span (byte offsets; row/column once located) and optional fix."""
     code: str
     message: str
     filename: str
     start: int            # offset of the span in the source
     end: int
-    row: int = 0          # 1-based, filled by SourceFile.locate
-    column: int = 0
-    end_row: int = 0
-    end_column: int = 0
-    fix: Fix | None = None
-    severity: str = "error"   # error | warning | info (SARIF level)
-    name: str = ""
-    url: str = ""
-    extra: dict = field(default_factory=dict)
+    row: int              # 1-based, filled by SourceFile.locate
+    column: int
+    end_row: int
+    end_column: int
+    fix: Fix | None
+    severity: str             # error | warning | info (SARIF level)
+    name: str
+    url: str
+    extra: dict
+
+    _fields = ('code', 'message', 'filename', 'start', 'end', 'row', 'column', 'end_row', 'end_column', 'fix',
+               'severity', 'name', 'url', 'extra')
+
+    def __init__(self, code, message, filename, start, end, row=0, column=0, end_row=0, end_column=0, fix=None,
+                 severity="error", name="", url="", extra=None):
+        self.code = code
+        self.message = message
+        self.filename = filename
+        self.start = start
+        self.end = end
+        self.row = row
+        self.column = column
+        self.end_row = end_row
+        self.end_column = end_column
+        self.fix = fix
+        self.severity = severity
+        self.name = name
+        self.url = url
+        self.extra = {} if extra is None else extra
 
     @property
     def fixable(self) -> bool:

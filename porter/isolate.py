@@ -32,8 +32,9 @@ import signal
 import sys
 import time
 from collections import deque
-from dataclasses import dataclass
 from types import SimpleNamespace
+
+from porter.record import FrozenRecord
 
 DEFAULT_TIMEOUT = 60.0          # seconds per file (per MiB beyond the first): a 1 MB file lints in ~15 s
 DEFAULT_MEMORY_MIB = 4096       # MiB per file: linting a 1 MB file of kernels peaks at ~650 MiB
@@ -42,10 +43,16 @@ TOKENS_PER_MIB = 256            # macro expansion the pre-check allows per MiB o
 _BIG_MACRO = 1000               # only uses of macros at least this large are counted by the pre-check
 
 
-@dataclass(frozen=True)
-class Limits:
-    timeout: float = DEFAULT_TIMEOUT
-    memory_mib: int = DEFAULT_MEMORY_MIB
+class Limits(FrozenRecord):
+    timeout: float
+    memory_mib: int
+
+    _fields = ('timeout', 'memory_mib')
+
+    def __init__(self, timeout=DEFAULT_TIMEOUT, memory_mib=DEFAULT_MEMORY_MIB):
+        _set = object.__setattr__
+        _set(self, 'timeout', timeout)
+        _set(self, 'memory_mib', memory_mib)
 
     @classmethod
     def of(cls, settings=None, timeout=None, memory_mib=None) -> "Limits":
@@ -57,11 +64,17 @@ class Limits:
         return cls(float(timeout), int(memory_mib))
 
 
-@dataclass(frozen=True)
-class Failure:
+class Failure(FrozenRecord):
     """A file that got no result: kind is crash | killed | timeout | memory | exit."""
     kind: str
     message: str
+
+    _fields = ('kind', 'message')
+
+    def __init__(self, kind, message):
+        _set = object.__setattr__
+        _set(self, 'kind', kind)
+        _set(self, 'message', message)
 
 
 # --- command-line types -------------------------------------------------------------------------------------

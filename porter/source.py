@@ -5,9 +5,9 @@ import bisect
 import os
 import stat
 import sys
-from dataclasses import dataclass, field
 
 from porter.diagnostics import Diagnostic, Edit
+from porter.record import Record
 
 
 class SourceError(Exception):
@@ -104,16 +104,27 @@ def sha256(data: bytes = b""):
     return impl(data)
 
 
-@dataclass
-class SourceFile:
+class SourceFile(Record):
     """A file's text with its bytes, digest and encoding; maps offsets to rows and columns."""
     path: str
     text: str
-    _line_starts: list = field(default=None, repr=False)
-    _bytes: bytes = field(default=None, repr=False)
-    digest: str | None = field(default=None, repr=False)    # sha256 of the bytes read (read_source)
-    encoding: str = "utf-8"                                 # how the file was decoded, and is written back
-    note: str | None = None                                 # e.g. the Latin-1 fallback, for the user
+    _line_starts: list
+    _bytes: bytes
+    digest: str | None                                      # sha256 of the bytes read (read_source)
+    encoding: str                                           # how the file was decoded, and is written back
+    note: str | None                                        # e.g. the Latin-1 fallback, for the user
+
+    _fields = ('path', 'text', '_line_starts', '_bytes', 'digest', 'encoding', 'note')
+    _hidden = ('_line_starts', '_bytes', 'digest')
+
+    def __init__(self, path, text, _line_starts=None, _bytes=None, digest=None, encoding="utf-8", note=None):
+        self.path = path
+        self.text = text
+        self._line_starts = _line_starts
+        self._bytes = _bytes
+        self.digest = digest
+        self.encoding = encoding
+        self.note = note
 
     def encode(self, text: str) -> bytes:
         """`text` (this file, edited) in the file's own encoding; characters Latin-1 lacks make it UTF-8."""

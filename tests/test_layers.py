@@ -12,7 +12,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # a layer may import its own and lower layers only
 LAYERS = {"base": 0, "frontend": 1, "analysis": 2, "lint": 3, "translate": 4, "verify": 5, "top": 6}
-BASE = {"porter", "porter.diagnostics", "porter.source", "porter.resources", "porter.textdiff", "porter.progress"}
+BASE = {"porter", "porter.diagnostics", "porter.record", "porter.source", "porter.resources", "porter.textdiff",
+        "porter.progress"}
 # the configuration (it validates rule codes) and the supervised workers (they pre-load the rules) serve lint
 # and everything above it
 LINT_LEVEL = {"porter.config", "porter.isolate"}

@@ -3,15 +3,14 @@ in the file), parsed with `launch.lark`; a source of block shapes for analysis/l
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from porter.frontend.model import FileModel, Function
+from porter.record import FrozenRecord
 
 _ANNOTATION = re.compile(rb"cuport:\s*launch\b[^\n]*")
 
 
-@dataclass(frozen=True)
-class Annotation:
+class Annotation(FrozenRecord):
     """A parsed `// cuport: launch ...` annotation."""
     kernel: str | None
     block: tuple | None
@@ -20,7 +19,20 @@ class Annotation:
     start: int
     end: int
     line: int
-    error: str | None = None
+    error: str | None
+
+    _fields = ('kernel', 'block', 'grid', 'shared', 'start', 'end', 'line', 'error')
+
+    def __init__(self, kernel, block, grid, shared, start, end, line, error=None):
+        _set = object.__setattr__
+        _set(self, 'kernel', kernel)
+        _set(self, 'block', block)
+        _set(self, 'grid', grid)
+        _set(self, 'shared', shared)
+        _set(self, 'start', start)
+        _set(self, 'end', end)
+        _set(self, 'line', line)
+        _set(self, 'error', error)
 
 
 _parser = None

@@ -1,27 +1,38 @@
 """Barriers: which functions synchronise the block, where they are called, and per-function facts."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from porter.frontend.model import BARRIERS, FileModel, Function, Node
+from porter.record import Record
 
 _BLOCK_BARRIERS = BARRIERS | {"__syncwarp", "__barrier_sync", "barrier", "sync", "__builtin_amdgcn_s_barrier"}
 
 
 # --- barriers -----------------------------------------------------------------------------------------------------
 
-@dataclass
-class Facts:
+class Facts(Record):
     """What one walk of a function body finds (walking Python nodes is cheaper than asking libclang where
     every node of a kind starts)."""
-    calls: list = field(default_factory=list)          # CALL_EXPR nodes
-    fors: list = field(default_factory=list)           # FOR_STMT nodes
-    writes: dict = field(default_factory=dict)         # id(decl) -> assignment / increment nodes
-    refs: dict = field(default_factory=dict)           # spelling -> DECL_REF_EXPR nodes
-    dims: int = 1                                      # thread dimensions used: 1 (x), 2 (y), 3 (z)
-    jumps: list = field(default_factory=list)          # return / break / continue statements
-    barriers: list | None = None                       # barrier calls (filled by barrier_calls)
-    barrier_starts: list | None = None
+    calls: list                                        # CALL_EXPR nodes
+    fors: list                                         # FOR_STMT nodes
+    writes: dict                                       # id(decl) -> assignment / increment nodes
+    refs: dict                                         # spelling -> DECL_REF_EXPR nodes
+    dims: int                                          # thread dimensions used: 1 (x), 2 (y), 3 (z)
+    jumps: list                                        # return / break / continue statements
+    barriers: list | None                              # barrier calls (filled by barrier_calls)
+    barrier_starts: list | None
+
+    _fields = ('calls', 'fors', 'writes', 'refs', 'dims', 'jumps', 'barriers', 'barrier_starts')
+
+    def __init__(self, calls=None, fors=None, writes=None, refs=None, dims=1, jumps=None, barriers=None,
+                 barrier_starts=None):
+        self.calls = [] if calls is None else calls
+        self.fors = [] if fors is None else fors
+        self.writes = {} if writes is None else writes
+        self.refs = {} if refs is None else refs
+        self.dims = dims
+        self.jumps = [] if jumps is None else jumps
+        self.barriers = barriers
+        self.barrier_starts = barrier_starts
 
 
 _WRITE_OPS = ("++", "--", "post++", "post--", "&")

@@ -3,22 +3,30 @@ and Opaque for what cannot be compiled: shared by the expression compiler (threa
 groups model (coop_groups)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from porter.frontend.model import Node
+from porter.record import FrozenRecord, Record
 
 
 class Opaque(Exception):
     """An expression the evaluator cannot follow (a load, a call, a reassigned local, a float)."""
 
 
-@dataclass(frozen=True)
-class Code:
+class Code(FrozenRecord):
     src: str
-    threads: frozenset = frozenset()       # 'x' 'y' 'z'
-    loops: frozenset = frozenset()         # Loop indices
-    unknowns: frozenset = frozenset()      # kernel-uniform unknowns by name (parameters, blockIdx.x, ...)
-    nonneg: bool = False                   # known >= 0 (then `/` and `%` are Python's // and %)
+    threads: frozenset                     # 'x' 'y' 'z'
+    loops: frozenset                       # Loop indices
+    unknowns: frozenset                    # kernel-uniform unknowns by name (parameters, blockIdx.x, ...)
+    nonneg: bool                           # known >= 0 (then `/` and `%` are Python's // and %)
+
+    _fields = ('src', 'threads', 'loops', 'unknowns', 'nonneg')
+
+    def __init__(self, src, threads=frozenset(), loops=frozenset(), unknowns=frozenset(), nonneg=False):
+        _set = object.__setattr__
+        _set(self, 'src', src)
+        _set(self, 'threads', threads)
+        _set(self, 'loops', loops)
+        _set(self, 'unknowns', unknowns)
+        _set(self, 'nonneg', nonneg)
 
 
 def _join(src, *codes) -> Code:
@@ -28,19 +36,34 @@ def _join(src, *codes) -> Code:
     return Code(src, t, lo, u)
 
 
-@dataclass
-class Loop:
+class Loop(Record):
     idx: int
     node: Node
     decl: Node
     name: str
-    init: Code | None = None
-    cond: Code | None = None
-    step: Code | None = None
-    barrier: bool = False
-    error: str | None = None
-    bound: tuple | None = None        # (op, Code) with the variable on the left: ('<', n) for `i < n`
-    direction: int = 0                # +1 increasing, -1 decreasing, 0 unknown
+    init: Code | None
+    cond: Code | None
+    step: Code | None
+    barrier: bool
+    error: str | None
+    bound: tuple | None               # (op, Code) with the variable on the left: ('<', n) for `i < n`
+    direction: int                    # +1 increasing, -1 decreasing, 0 unknown
+
+    _fields = ('idx', 'node', 'decl', 'name', 'init', 'cond', 'step', 'barrier', 'error', 'bound', 'direction')
+
+    def __init__(self, idx, node, decl, name, init=None, cond=None, step=None, barrier=False, error=None, bound=None,
+                 direction=0):
+        self.idx = idx
+        self.node = node
+        self.decl = decl
+        self.name = name
+        self.init = init
+        self.cond = cond
+        self.step = step
+        self.barrier = barrier
+        self.error = error
+        self.bound = bound
+        self.direction = direction
 
     @property
     def var(self) -> str:
@@ -61,12 +84,19 @@ class Loop:
         return any(c is not None and c.threads for c in (self.init, self.cond, self.step))
 
 
-@dataclass
-class Guard:
+class Guard(Record):
     code: Code | None           # None: opaque
     node: Node
     negated: bool
     text: str
+
+    _fields = ('code', 'node', 'negated', 'text')
+
+    def __init__(self, code, node, negated, text):
+        self.code = code
+        self.node = node
+        self.negated = negated
+        self.text = text
 
     @property
     def exact(self) -> bool:

@@ -2,34 +2,51 @@
 ranges for CP703, exact collisions for CP702); what cannot be enumerated is recorded, so rules say "possible"."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from porter.frontend.model import FileModel, Function, Node
 from porter.analysis.barriers import facts
 from porter.analysis.code import Code, Opaque, _join
 from porter.analysis.syntax import for_parts
 from porter.analysis.thread_code import GLOBALS, _CAP_ITER, _CAP_POINTS, _CAP_UNBOUNDED, Compiler, _compiled
+from porter.record import Record
 
 
 # --- enumeration ---------------------------------------------------------------------------------------------------
 
-@dataclass
-class Space:
+class Space(Record):
     """What one access evaluates to over a shape: per value code the (min, max) and witnesses, or a map
     value -> [first thread, a second thread or None] per scenario (iteration indices of barrier loops)."""
     ok: bool
-    reason: str = ""
-    capped: bool = False              # a bounded loop ran past the iteration cap: ranges are lower bounds
-    unbounded: bool = False           # a loop bounded by a kernel argument was tried for a few iterations only
-    lo: list = field(default_factory=list)
-    hi: list = field(default_factory=list)
-    wlo: list = field(default_factory=list)
-    whi: list = field(default_factory=list)
-    maps: dict = field(default_factory=dict)
-    scen_loops: tuple = ()            # Loop indices whose iteration index keys `maps`
-    threads: frozenset = frozenset()
-    count: int = 0
-    warps: set = field(default_factory=set)     # warps (linear id // 32) of the threads that ran the access
+    reason: str
+    capped: bool                      # a bounded loop ran past the iteration cap: ranges are lower bounds
+    unbounded: bool                   # a loop bounded by a kernel argument was tried for a few iterations only
+    lo: list
+    hi: list
+    wlo: list
+    whi: list
+    maps: dict
+    scen_loops: tuple                 # Loop indices whose iteration index keys `maps`
+    threads: frozenset
+    count: int
+    warps: set                                  # warps (linear id // 32) of the threads that ran the access
+
+    _fields = ('ok', 'reason', 'capped', 'unbounded', 'lo', 'hi', 'wlo', 'whi', 'maps', 'scen_loops', 'threads',
+               'count', 'warps')
+
+    def __init__(self, ok, reason="", capped=False, unbounded=False, lo=None, hi=None, wlo=None, whi=None, maps=None,
+                 scen_loops=(), threads=frozenset(), count=0, warps=None):
+        self.ok = ok
+        self.reason = reason
+        self.capped = capped
+        self.unbounded = unbounded
+        self.lo = [] if lo is None else lo
+        self.hi = [] if hi is None else hi
+        self.wlo = [] if wlo is None else wlo
+        self.whi = [] if whi is None else whi
+        self.maps = {} if maps is None else maps
+        self.scen_loops = scen_loops
+        self.threads = threads
+        self.count = count
+        self.warps = set() if warps is None else warps
 
 
 class _TooMany(Exception):
@@ -256,16 +273,26 @@ def function_accesses(model: FileModel, analysis, fn: Function, block: tuple | N
     return comp, out
 
 
-@dataclass
-class ScalarAccess:
+class ScalarAccess(Record):
     """A use of a scalar `__shared__` variable (`__shared__ int flag; flag = 1;`), shaped like a SharedAccess."""
     array: object
     node: Node
     function: Function
-    subs: list = field(default_factory=list)
-    direct: bool = True
-    base_offset: object = None
-    sub_polys: list = field(default_factory=list)
+    subs: list
+    direct: bool
+    base_offset: object
+    sub_polys: list
+
+    _fields = ('array', 'node', 'function', 'subs', 'direct', 'base_offset', 'sub_polys')
+
+    def __init__(self, array, node, function, subs=None, direct=True, base_offset=None, sub_polys=None):
+        self.array = array
+        self.node = node
+        self.function = function
+        self.subs = [] if subs is None else subs
+        self.direct = direct
+        self.base_offset = base_offset
+        self.sub_polys = [] if sub_polys is None else sub_polys
 
     @property
     def elem_size(self):

@@ -13,28 +13,45 @@ Shapes from 1-3 are exact; rules assert only for exact shapes and say "possible"
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from porter.frontend.lexer import split_top_level
 from porter.analysis.annotations import annotation_for
 from porter.frontend.model import FileModel, Function, Node
+from porter.record import FrozenRecord, Record
 
 MAX_THREADS = 1024                    # CUDA / HIP / Vulkan-on-NVIDIA limit of threads per block
 
 
-@dataclass(frozen=True)
-class Shape:
+class Shape(FrozenRecord):
     """A block shape and where it came from."""
     dims: tuple | None                # (x, y, z) when known
     source: str                       # 'launch site' | 'launch_bounds' | 'config' | 'annotation' | 'unknown'
     exact: bool
-    max_threads: int = MAX_THREADS    # upper bound on x*y*z (launch bounds), the block size when exact
-    line: int | None = None           # line of the launch site / annotation / attribute
-    text: str = ""                    # how the block was written there (`block`, `dim3(32, 8)`, ...)
-    bindings: tuple = ()              # ((template parameter, value), ...) of the kernel at that launch
-    dynamic_shared: int | None = None  # bytes of dynamic shared memory when known (third launch argument)
-    node: Node | None = field(default=None, compare=False, hash=False)
-    alternatives: tuple = field(default=(), compare=False, hash=False)   # other shapes of the same kernel
+    max_threads: int                  # upper bound on x*y*z (launch bounds), the block size when exact
+    line: int | None                  # line of the launch site / annotation / attribute
+    text: str                         # how the block was written there (`block`, `dim3(32, 8)`, ...)
+    bindings: tuple                   # ((template parameter, value), ...) of the kernel at that launch
+    dynamic_shared: int | None         # bytes of dynamic shared memory when known (third launch argument)
+    node: Node | None
+    alternatives: tuple                                                  # other shapes of the same kernel
+
+    _fields = ('dims', 'source', 'exact', 'max_threads', 'line', 'text', 'bindings', 'dynamic_shared', 'node',
+               'alternatives')
+    _uncompared = ('node', 'alternatives')
+
+    def __init__(self, dims, source, exact, max_threads=MAX_THREADS, line=None, text="", bindings=(),
+                 dynamic_shared=None, node=None, alternatives=()):
+        _set = object.__setattr__
+        _set(self, 'dims', dims)
+        _set(self, 'source', source)
+        _set(self, 'exact', exact)
+        _set(self, 'max_threads', max_threads)
+        _set(self, 'line', line)
+        _set(self, 'text', text)
+        _set(self, 'bindings', bindings)
+        _set(self, 'dynamic_shared', dynamic_shared)
+        _set(self, 'node', node)
+        _set(self, 'alternatives', alternatives)
 
     @property
     def threads(self) -> int | None:
@@ -238,8 +255,7 @@ def _name_value(model, name, env, depth):
 
 # --- launch bounds ----------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class LaunchBounds:
+class LaunchBounds(FrozenRecord):
     """`__launch_bounds__` arguments."""
     max_threads: int | None
     min_blocks: int | None            # CUDA: min blocks per SM; HIP: min warps (waves) per EU
@@ -247,6 +263,17 @@ class LaunchBounds:
     start: int
     end: int
     line: int
+
+    _fields = ('max_threads', 'min_blocks', 'args', 'start', 'end', 'line')
+
+    def __init__(self, max_threads, min_blocks, args, start, end, line):
+        _set = object.__setattr__
+        _set(self, 'max_threads', max_threads)
+        _set(self, 'min_blocks', min_blocks)
+        _set(self, 'args', args)
+        _set(self, 'start', start)
+        _set(self, 'end', end)
+        _set(self, 'line', line)
 
 
 def launch_bounds(model: FileModel, fn: Function, env: dict | None = None) -> LaunchBounds | None:
@@ -476,14 +503,22 @@ _DIM3_CTORS = ("CALL_EXPR", "CXX_FUNCTIONAL_CAST_EXPR", "CXX_TEMPORARY_OBJECT_EX
                "CXX_CONSTRUCT_EXPR", "INIT_LIST_EXPR")
 
 
-@dataclass
-class LaunchShape:
+class LaunchShape(Record):
     """A launch site's block and grid."""
     block: list            # [x, y, z], None where unknown
     grid: list             # [text, text, text]: the CUDA grid expressions
     shmem: int | None      # dynamic shared bytes when constant
-    shmem_text: str = "0"
-    line: int = 0
+    shmem_text: str
+    line: int
+
+    _fields = ('block', 'grid', 'shmem', 'shmem_text', 'line')
+
+    def __init__(self, block, grid, shmem, shmem_text="0", line=0):
+        self.block = block
+        self.grid = grid
+        self.shmem = shmem
+        self.shmem_text = shmem_text
+        self.line = line
 
 
 def const_int(model, node):

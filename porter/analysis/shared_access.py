@@ -4,19 +4,18 @@ budget of a kernel. Accesses are found through direct subscripts (`tile[i][j]`),
 `float *b = (float *)smem + 1024`). Rules for bank conflicts, padding and shared-memory limits read these."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from fractions import Fraction
 
 from porter.analysis.affine import Poly
 from porter.frontend.model import FileModel, Function, Node, SharedArray
+from porter.record import Record
 
 _CASTS = ("PAREN_EXPR", "CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR", "CXX_REINTERPRET_CAST_EXPR",
           "CXX_FUNCTIONAL_CAST_EXPR", "CXX_CONST_CAST_EXPR", "UNEXPOSED_EXPR")
 BUILTIN_PREFIXES = ("threadIdx.", "blockIdx.", "blockDim.", "gridDim.", "warpSize")
 
 
-@dataclass
-class SharedAccess:
+class SharedAccess(Record):
     """One load or store of shared memory whose array is known."""
     array: SharedArray
     node: Node                        # the ARRAY_SUBSCRIPT_EXPR (outermost) or the `*p` dereference
@@ -25,9 +24,25 @@ class SharedAccess:
     base_offset: Poly | None          # bytes from the array start to element 0 of the subscripted pointer
     elem_size: int | None             # bytes of the element read or written
     function: Function | None
-    sub_polys: list[Poly | None] = field(default_factory=list)
-    width: int | None = None          # bytes one lane transfers: a member (`s[i].x`) is narrower than its struct
-    expr: Node | None = None          # what is read or written: the member expression `s[i].x`, else `node`
+    sub_polys: list[Poly | None]
+    width: int | None                 # bytes one lane transfers: a member (`s[i].x`) is narrower than its struct
+    expr: Node | None                 # what is read or written: the member expression `s[i].x`, else `node`
+
+    _fields = ('array', 'node', 'subs', 'direct', 'base_offset', 'elem_size', 'function', 'sub_polys', 'width', 'expr')
+
+    def __init__(self, array, node, subs, direct, base_offset, elem_size, function, sub_polys=None, width=None,
+                 expr=None):
+        self.array = array
+        self.node = node
+        self.subs = subs
+        self.direct = direct
+        self.base_offset = base_offset
+        self.elem_size = elem_size
+        self.function = function
+        self.sub_polys = [] if sub_polys is None else sub_polys
+        self.width = width
+        self.expr = expr
+        self.__post_init__()
 
     def __post_init__(self):
         self.expr = self.node
@@ -425,12 +440,18 @@ def callees(model: FileModel, fn: Function) -> list[Function]:
     return list(seen)
 
 
-@dataclass
-class StaticShared:
+class StaticShared(Record):
     """A kernel's static shared memory: total bytes and the arrays."""
     bytes: int                      # sum of the known sizes
     arrays: list[SharedArray]
     unknown: list[SharedArray]      # sizes that do not fold (template-dependent extents)
+
+    _fields = ('bytes', 'arrays', 'unknown')
+
+    def __init__(self, bytes, arrays, unknown):
+        self.bytes = bytes
+        self.arrays = arrays
+        self.unknown = unknown
 
 
 def kernel_static_shared(model: FileModel, kernel: Function) -> StaticShared:

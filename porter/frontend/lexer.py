@@ -4,15 +4,23 @@ regex pass. Offsets are byte offsets, like every other offset in the model."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
-@dataclass
-class Token:
+from porter.record import Record
+
+class Token(Record):
     """One token of the source: its byte span, kind and text."""
     start: int
     end: int
     spelling: str
     kind: str      # PUNCTUATION KEYWORD IDENTIFIER LITERAL COMMENT
+
+    _fields = ('start', 'end', 'spelling', 'kind')
+
+    def __init__(self, start, end, spelling, kind):
+        self.start = start
+        self.end = end
+        self.spelling = spelling
+        self.kind = kind
 
 
 _KEYWORDS = {

@@ -3,11 +3,11 @@ libclang. Node is our own light AST over the file's own cursors (system/shim hea
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
 from collections.abc import Iterator
 
 from porter.frontend import clangext
 from porter.frontend.lexer import Token, lex
+from porter.record import Record
 
 # Implicit nodes that only wrap one child with the same extent.
 _TRANSPARENT = {"UNEXPOSED_EXPR"}
@@ -243,8 +243,7 @@ def _preorder_pos(node: Node) -> int:
     return node._lo
 
 
-@dataclass
-class Param:
+class Param(Record):
     """A function parameter."""
     name: str
     type: str
@@ -253,9 +252,18 @@ class Param:
     const_pointee: bool
     node: Node
 
+    _fields = ('name', 'type', 'is_pointer', 'pointee', 'const_pointee', 'node')
 
-@dataclass
-class SharedArray:
+    def __init__(self, name, type, is_pointer, pointee, const_pointee, node):
+        self.name = name
+        self.type = type
+        self.is_pointer = is_pointer
+        self.pointee = pointee
+        self.const_pointee = const_pointee
+        self.node = node
+
+
+class SharedArray(Record):
     """A `__shared__` array declaration and its dimensions."""
     name: str
     dims: list[int | None]          # None: unknown / extern
@@ -264,7 +272,19 @@ class SharedArray:
     extern: bool
     node: Node
     function: "Function | None"
-    volatile: bool = False
+    volatile: bool
+
+    _fields = ('name', 'dims', 'elem_type', 'elem_size', 'extern', 'node', 'function', 'volatile')
+
+    def __init__(self, name, dims, elem_type, elem_size, extern, node, function, volatile=False):
+        self.name = name
+        self.dims = dims
+        self.elem_type = elem_type
+        self.elem_size = elem_size
+        self.extern = extern
+        self.node = node
+        self.function = function
+        self.volatile = volatile
 
     @property
     def size_bytes(self) -> int | None:
@@ -276,8 +296,7 @@ class SharedArray:
         return total
 
 
-@dataclass
-class LaunchSite:
+class LaunchSite(Record):
     """A `<<<...>>>` launch in host code."""
     kernel: str
     node: Node
@@ -288,9 +307,20 @@ class LaunchSite:
     args: list[Node]
     function: "Function | None"
 
+    _fields = ('kernel', 'node', 'grid', 'block', 'shmem', 'stream', 'args', 'function')
 
-@dataclass
-class Function:
+    def __init__(self, kernel, node, grid, block, shmem, stream, args, function):
+        self.kernel = kernel
+        self.node = node
+        self.grid = grid
+        self.block = block
+        self.shmem = shmem
+        self.stream = stream
+        self.args = args
+        self.function = function
+
+
+class Function(Record):
     """A function definition of the file and what the model knows of it."""
     name: str
     node: Node
@@ -298,7 +328,18 @@ class Function:
     params: list[Param]
     body: Node | None
     is_template: bool
-    launch_bounds: list[Node] = field(default_factory=list)
+    launch_bounds: list[Node]
+
+    _fields = ('name', 'node', 'kind', 'params', 'body', 'is_template', 'launch_bounds')
+
+    def __init__(self, name, node, kind, params, body, is_template, launch_bounds=None):
+        self.name = name
+        self.node = node
+        self.kind = kind
+        self.params = params
+        self.body = body
+        self.is_template = is_template
+        self.launch_bounds = [] if launch_bounds is None else launch_bounds
 
     @property
     def is_kernel(self) -> bool:

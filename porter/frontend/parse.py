@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
+
+from porter.record import Record
 
 # plain strings, not pathlib (its import, with urllib's, is a few ms of a one-file pre-commit run)
 SHIM_DIR = os.path.join(os.path.dirname(os.path.realpath(__file__)), "shim")
@@ -27,8 +28,26 @@ def _cindex():
             lib = os.path.join(conf.library_path, "libclang.so")
             if os.path.isfile(lib):
                 conf.library_file = lib
+        if isinstance(getattr(ci, "BaseEnumeration", None), type) and \
+                isinstance(ci.BaseEnumeration.__dict__.get("name"), property):
+            ci.BaseEnumeration.name = property(_enum_name)
         _CI = ci
     return _CI
+
+
+_ENUM_NAMES: dict = {}
+
+
+def _enum_name(self) -> str:
+    """CursorKind / TypeKind ... `.name` with one value -> name table per class. The bindings' own property
+    builds its table on the instance, so every kind a file uses rescans the whole class (~270 entries):
+    ~1.5 ms of a one-file run. Same result: the last class attribute bound to the value names it."""
+    cls = type(self)
+    name = _ENUM_NAMES.get(cls, {}).get(self.value)
+    if name is None:                # first use, or a kind registered since
+        names = _ENUM_NAMES[cls] = {v.value: k for k, v in cls.__dict__.items() if isinstance(v, cls)}
+        name = names[self.value]
+    return name
 
 
 def index():
@@ -50,24 +69,37 @@ def _shutdown():
     ci.Index.__del__ = lambda self: None
 
 
-@dataclass
-class ParseOptions:
+class ParseOptions(Record):
     """How to parse: include dirs, defines, extra flags, header mode, recovery."""
-    include_dirs: list[str] = field(default_factory=list)
-    defines: list[str] = field(default_factory=list)
-    extra_args: list[str] = field(default_factory=list)
-    compile_commands: str | None = None      # path to compile_commands.json or its directory
-    header_mode: str = "light"               # light | full
-    full_model: bool = False                 # also model host functions without launches (translators)
-    language: str = "cuda"                   # cuda for .cu/.cuh/.h/.cpp when asked
-    recover: bool = False                    # lint: declare unknown names and retry on syntax errors (recovery.py)
+    include_dirs: list[str]
+    defines: list[str]
+    extra_args: list[str]
+    compile_commands: str | None             # path to compile_commands.json or its directory
+    header_mode: str                         # light | full
+    full_model: bool                         # also model host functions without launches (translators)
+    language: str                            # cuda for .cu/.cuh/.h/.cpp when asked
+    recover: bool                            # lint: declare unknown names and retry on syntax errors (recovery.py)
     # translators: when the light stubs leave clang errors, parse again with the system headers and keep the
     # parse with fewer errors (real declarations, unlike recovery's placeholders: safe to translate from)
-    header_fallback: bool = True
+    header_fallback: bool
+
+    _fields = ('include_dirs', 'defines', 'extra_args', 'compile_commands', 'header_mode', 'full_model', 'language',
+               'recover', 'header_fallback')
+
+    def __init__(self, include_dirs=None, defines=None, extra_args=None, compile_commands=None, header_mode="light",
+                 full_model=False, language="cuda", recover=False, header_fallback=True):
+        self.include_dirs = [] if include_dirs is None else include_dirs
+        self.defines = [] if defines is None else defines
+        self.extra_args = [] if extra_args is None else extra_args
+        self.compile_commands = compile_commands
+        self.header_mode = header_mode
+        self.full_model = full_model
+        self.language = language
+        self.recover = recover
+        self.header_fallback = header_fallback
 
 
-@dataclass
-class ClangError:
+class ClangError(Record):
     """One clang error or fatal diagnostic, with its offset in the main file when it lies there."""
     message: str
     offset: int | None
@@ -76,6 +108,17 @@ class ClangError:
     category: str
     severity: int          # 3 error, 4 fatal
     file: str | None
+
+    _fields = ('message', 'offset', 'line', 'column', 'category', 'severity', 'file')
+
+    def __init__(self, message, offset, line, column, category, severity, file):
+        self.message = message
+        self.offset = offset
+        self.line = line
+        self.column = column
+        self.category = category
+        self.severity = severity
+        self.file = file
 
 
 # nvcc-only flags that clang rejects; dropped when reading compile_commands.json

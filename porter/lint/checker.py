@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass, field
-from dataclasses import replace as _with
 
 from porter.diagnostics import Diagnostic
 from porter.frontend import clang_errors
@@ -13,6 +11,8 @@ from porter.frontend.parse import ParseOptions
 from porter.lint.context import LintContext
 from porter.lint.fixer import Round, applicable, fix_loop, vet  # noqa: F401 (applicable: used by callers)
 from porter.lint.registry import RULES
+from porter.record import Record
+from porter.record import replace as _with
 from porter.source import SourceFile
 
 # clang diagnostic categories that mean the code itself is malformed. Semantic errors ("use of undeclared
@@ -21,13 +21,20 @@ from porter.source import SourceFile
 _SYNTAX_CATEGORIES = clang_errors.SYNTAX_CATEGORIES
 
 
-@dataclass
-class LintResult:
+class LintResult(Record):
     """The diagnostics of one file."""
     path: str
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    source: SourceFile | None = None
-    parse_errors: int = 0
+    diagnostics: list[Diagnostic]
+    source: SourceFile | None
+    parse_errors: int
+
+    _fields = ('path', 'diagnostics', 'source', 'parse_errors')
+
+    def __init__(self, path, diagnostics=None, source=None, parse_errors=0):
+        self.path = path
+        self.diagnostics = [] if diagnostics is None else diagnostics
+        self.source = source
+        self.parse_errors = parse_errors
 
 
 def parse_error_diagnostics(model, ctx: LintContext) -> int:
@@ -180,14 +187,22 @@ def _options_from(settings) -> ParseOptions:
                         header_mode=getattr(settings, "header_mode", "light") or "light")
 
 
-@dataclass
-class FixOutcome:
+class FixOutcome(Record):
     """The fixed text of one file, what was fixed, and the final lint result."""
     text: str
     fixed: dict[str, int]
     result: LintResult
-    refused: str | None = None     # why a fix round was rolled back, or which fixes did not converge
-    unconverged: list[str] = field(default_factory=list)
+    refused: str | None            # why a fix round was rolled back, or which fixes did not converge
+    unconverged: list[str]
+
+    _fields = ('text', 'fixed', 'result', 'refused', 'unconverged')
+
+    def __init__(self, text, fixed, result, refused=None, unconverged=None):
+        self.text = text
+        self.fixed = fixed
+        self.result = result
+        self.refused = refused
+        self.unconverged = [] if unconverged is None else unconverged
 
 
 def fix_source(source: SourceFile, settings=None, parse_options=None, unsafe: bool = False,

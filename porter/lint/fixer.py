@@ -22,10 +22,10 @@ edit is the text the rule read there (`Edit.seen`). `vet` turns a fix that fails
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
 from collections.abc import Callable
 
 from porter.diagnostics import Applicability, Diagnostic, Edit, Fix
+from porter.record import Record
 from porter.source import SourceFile, apply_edits, select_edits
 
 MAX_ROUNDS = 10
@@ -80,24 +80,40 @@ def vet(model, diagnostics) -> None:
 
 # --- the loop ---------------------------------------------------------------------------------------------------
 
-@dataclass
-class Round:
+class Round(Record):
     """One analysis of one text: what `analyze` returns."""
     source: SourceFile
     diagnostics: list[Diagnostic]
     errors: int                     # clang errors; a round that adds any is not applied
-    model: object = None            # the caller's model of this text, if it keeps one
-    payload: object = None          # anything else the caller wants back (lint's LintResult)
+    model: object                   # the caller's model of this text, if it keeps one
+    payload: object                 # anything else the caller wants back (lint's LintResult)
+
+    _fields = ('source', 'diagnostics', 'errors', 'model', 'payload')
+
+    def __init__(self, source, diagnostics, errors, model=None, payload=None):
+        self.source = source
+        self.diagnostics = diagnostics
+        self.errors = errors
+        self.model = model
+        self.payload = payload
 
 
-@dataclass
-class FixResult:
+class FixResult(Record):
     """The outcome of the fix loop."""
     final: Round
-    fixed: dict[str, int] = field(default_factory=dict)
-    refused: str | None = None            # why a round was not applied (it added clang errors)
-    unconverged: list[str] = field(default_factory=list)
-    rounds: int = 0                       # analyses after the first one, restarts included
+    fixed: dict[str, int]
+    refused: str | None                   # why a round was not applied (it added clang errors)
+    unconverged: list[str]
+    rounds: int                           # analyses after the first one, restarts included
+
+    _fields = ('final', 'fixed', 'refused', 'unconverged', 'rounds')
+
+    def __init__(self, final, fixed=None, refused=None, unconverged=None, rounds=0):
+        self.final = final
+        self.fixed = {} if fixed is None else fixed
+        self.refused = refused
+        self.unconverged = [] if unconverged is None else unconverged
+        self.rounds = rounds
 
     @property
     def text(self) -> str:

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+
+from porter.record import FrozenRecord
 
 # code, name, severity class from the catalog (C wrong result, P performance, B build), module under lint/rules
 CODES: list[tuple[str, str, str, str]] = [
@@ -45,13 +46,21 @@ SEVERITY_LEVEL = {"C": "error", "B": "error", "P": "warning"}
 DOCS_URL = "https://cuport.dev/rules/{code}"
 
 
-@dataclass(frozen=True)
-class RuleInfo:
+class RuleInfo(FrozenRecord):
     """A row of the codes table; the rule module is imported on first use."""
     code: str
     name: str
     sev: str
     slug: str
+
+    _fields = ('code', 'name', 'sev', 'slug')
+
+    def __init__(self, code, name, sev, slug):
+        _set = object.__setattr__
+        _set(self, 'code', code)
+        _set(self, 'name', name)
+        _set(self, 'sev', sev)
+        _set(self, 'slug', slug)
 
     @property
     def level(self) -> str:

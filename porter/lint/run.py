@@ -241,7 +241,7 @@ def _tune_gc() -> None:
     model is large and those scans were a quarter of the run."""
     import gc
     gc.freeze()                          # what the imports allocated is never scanned again
-    gc.set_threshold(100_000, 50, 100)
+    gc.set_threshold(100_000, 50, 100)      # also set by cli.main (LINT_GC_THRESHOLD) before the imports
 
 
 def _run(tasks, jobs, progress=None):

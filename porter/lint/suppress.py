@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass, field
 
 from porter.diagnostics import Applicability, Diagnostic, Edit, Fix
 from porter.lint import registry
+from porter.record import Record
 from porter.source import SourceFile
 
 _LEX = re.compile(r"""
@@ -29,18 +29,26 @@ _NOQA = re.compile(r"(?:^|//)\s*(?P<kw>noqa)\b(?:\s*:\s*(?P<list>[\w-]+(?:(?:\s*
 _TOKEN = re.compile(r"[^\s,]+")
 
 
-@dataclass
-class Token:
+class Token(Record):
     text: str
     start: int                       # character offsets into the text
     end: int
     codes: frozenset | None          # None: unknown code
-    error: str = ""
-    used: bool = False
+    error: str
+    used: bool
+
+    _fields = ('text', 'start', 'end', 'codes', 'error', 'used')
+
+    def __init__(self, text, start, end, codes, error="", used=False):
+        self.text = text
+        self.start = start
+        self.end = end
+        self.codes = codes
+        self.error = error
+        self.used = used
 
 
-@dataclass
-class Directive:
+class Directive(Record):
     kind: str                        # ignore | noqa | disable | enable | file-ignore
     start: int                       # the directive text, e.g. `cuport: ignore[CP101]`
     end: int
@@ -49,18 +57,42 @@ class Directive:
     row: int                         # the row it applies to (ignore, noqa) or starts at (disable, enable)
     comment: tuple[int, int]         # the whole comment, markers included
     standalone: bool                 # nothing but whitespace around the comment on its line(s)
-    used: bool = False               # bare `noqa` only
+    used: bool                       # bare `noqa` only
+
+    _fields = ('kind', 'start', 'end', 'list_span', 'tokens', 'row', 'comment', 'standalone', 'used')
+
+    def __init__(self, kind, start, end, list_span, tokens, row, comment, standalone, used=False):
+        self.kind = kind
+        self.start = start
+        self.end = end
+        self.list_span = list_span
+        self.tokens = tokens
+        self.row = row
+        self.comment = comment
+        self.standalone = standalone
+        self.used = used
 
 
-@dataclass
-class Suppressions:
+class Suppressions(Record):
     text: str
-    directives: list[Directive] = field(default_factory=list)
-    lines: dict = field(default_factory=dict)    # row -> [Directive] for ignore / noqa
-    ranges: dict = field(default_factory=dict)   # code -> [(first_row, stop_row, Token)]
-    files: list = field(default_factory=list)    # file-ignore directives
-    spans: list | None = None                    # (start, end) of every comment and literal
-    _src: SourceFile | None = field(default=None, repr=False)
+    directives: list[Directive]
+    lines: dict                                  # row -> [Directive] for ignore / noqa
+    ranges: dict                                 # code -> [(first_row, stop_row, Token)]
+    files: list                                  # file-ignore directives
+    spans: list | None                           # (start, end) of every comment and literal
+    _src: SourceFile | None
+
+    _fields = ('text', 'directives', 'lines', 'ranges', 'files', 'spans', '_src')
+    _hidden = ('_src',)
+
+    def __init__(self, text, directives=None, lines=None, ranges=None, files=None, spans=None, _src=None):
+        self.text = text
+        self.directives = [] if directives is None else directives
+        self.lines = {} if lines is None else lines
+        self.ranges = {} if ranges is None else ranges
+        self.files = [] if files is None else files
+        self.spans = spans
+        self._src = _src
 
     @classmethod
     def parse(cls, text: str) -> "Suppressions":
