@@ -14,6 +14,7 @@ FIX = os.path.join(ROOT, "tests", "fixtures", "breadth", "pointers")
 VIEWS = os.path.join(FIX, "views.cu")
 REFUSED = os.path.join(FIX, "refused.cu")
 KERNELS = {"scale4", "row_sum4", "unpack", "negate_bits", "pack_bytes", "shift4", "hash_ids", "pitched_scale",
+           "vector_and_tail", "last_by_lanes",
            "fold_words"}
 OPENCL_ONLY = {"pitched_scale", "fold_words"}
 
@@ -118,8 +119,8 @@ def test_refused_casts_name_their_line(target):
         assert hits and hits[0].severity == "error", (row, code, frag, [(d.row, d.message) for d in res.diagnostics])
     assert len(res.failed_kernels) == len(exp)
     if target == "opencl":     # OpenCL C casts these itself
-        assert outputs(res) == {"unaligned_offset", "vector_and_tail"}
-        assert "((__global float4*)out)[i] = ((__global const float4*)x)[i];" in res.text
+        assert outputs(res) == {"unaligned_offset", "vector_and_bits", "three_widths"}
+        assert "((__global float2*)out)[i] = (float2)(5.0f, 6.0f);" in res.text
         if res.extra.get("validation"):
             assert all(v["ok"] for v in res.extra["validation"].values())
     else:
@@ -177,3 +178,34 @@ def test_glsl_literal_offsets_convert_or_are_refused(tmp_path):
     assert "vec4 v = x_vec4[2u + gl_LocalInvocationID.x];" in res.shaders["ok"]     # 8 floats = 2 float4s
     d = [d for d in res.diagnostics if d.severity == "error"]
     assert [(x.row, x.code) for x in d] == [(6, "CP907")] and "not provably a multiple" in d[0].message
+
+
+def test_glsl_vector_body_and_scalar_tail_share_one_vector_view():
+    # HeCBench silu: `out` written as float4 and as float: every float goes through the float4 view (component
+    # i % 4 of i / 4), so the binding has one variable and `restrict` stays
+    res = translate_file(VIEWS, "glsl", validate=False)
+    s = res.shaders["vector_and_tail"]
+    decls = [ln for ln in s.splitlines() if "binding = 0)" in ln]
+    assert decls == ["layout(std430, set = 0, binding = 0) writeonly buffer out_vec4_buf { vec4 out_vec4[]; };  "
+                     "// `out`, element i at [i / 4][i % 4]"]
+    assert "out_vec4[i] = x_vec4[i];" in s
+    assert "out_vec4[j / 4][cuport_rem_int(j, 4)] = x[j] + 1.0;" in s
+    # the buffer declared float4: the float view's elements are its components
+    t = res.shaders["last_by_lanes"]
+    assert [ln for ln in t.splitlines() if "binding = 0)" in ln] == \
+        ["layout(std430, set = 0, binding = 0) buffer v_buf { vec4 v[]; };"]
+    assert "v[(4 * (n4 - 1) + i) / 4][cuport_rem_int(4 * (n4 - 1) + i, 4)] = -v[(4 * (n4 - 1) + i) / 4]" in t
+    assert "float" not in t.split("void main")[0].split("binding = 0)")[1].split("\n")[0]
+    m = res.manifests["vector_and_tail"]
+    assert [(b["name"], b["binding"], b["type"]) for b in m["buffers"]] == [("out", 0, "float"), ("x", 1, "float")]
+
+
+def test_glsl_restrict_kept_on_a_merged_view(tmp_path):
+    src = tmp_path / "m.cu"
+    src.write_text("__global__ void k(float *__restrict__ out, int n) {\n"
+                   "  int i = threadIdx.x;\n  if (i < n / 2) reinterpret_cast<float2 *>(out)[i] = make_float2(1.0f, 2.0f);\n"
+                   "  if (i == 0 && n % 2) out[n - 1] = 3.0f;\n}\n")
+    s = translate_file(str(src), "glsl", validate=can_validate("glsl")).shaders["k"]
+    assert "writeonly restrict buffer out_vec2_buf { vec2 out_vec2[]; };" in s
+    assert "out_vec2[(n - 1) / 2][cuport_rem_int(n - 1, 2)] = 3.0;" in s
+    assert "float out_[]" not in s and "float out[]" not in s

@@ -85,6 +85,7 @@ class KernelEmitter(TypesMixin, StatementsMixin, ExpressionsMixin, PointersMixin
         self._tmp = 0
         self.idents: set[str] = set()
         self.hoisted: dict = {}                    # id(node) -> E evaluated once (indices of reference locals)
+        self.merged_views: dict = {}               # GLSL: buffer -> vector type all its accesses go through
 
     # ------------------------------------------------------------------ bookkeeping
     def need(self, ext: str | None = None, feature: str | None = None, subgroup: str | None = None):

@@ -213,12 +213,18 @@ class PointersMixin:
         info = self.buffers.get(base)
         if info is not None and info["elem"].unqualified() == new:
             return info["root"], off     # a view cast back to the buffer's own type: the buffer itself
+        return self.typed_view(base, new, s, root.decl), off
+
+    def typed_view(self, base: str, new: CType, node, decl=None) -> Root:
+        """GLSL: the storage buffer `base` seen with element type `new` (declared at its binding by end_kernel)."""
         views = self.__dict__.setdefault("buffer_views", {})    # (buffer, element type) -> view name
         key = (base, ct.spell(new))
         if key not in views:
             # `out_` (renamed) + float4 -> `out_vec4`: no `__` (reserved in GLSL)
-            views[key] = (self.fresh(f"{base.rstrip('_')}_{self.t.type_name(new, self)}"), new, s)
-        return Root(views[key][0], "buffer", new, "global", root.decl, (), base), off
+            views[key] = (self.fresh(f"{base.rstrip('_')}_{self.t.type_name(new, self)}"), new, node)
+        if decl is None:
+            decl = self.buffers[base]["root"].decl
+        return Root(views[key][0], "buffer", new, "global", decl, (), base)
 
     def _aligned(self, n, m: int, depth: int = 0) -> bool:
         """The pointer expression `n` provably points at an element index that is a multiple of m (in units
