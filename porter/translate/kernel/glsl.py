@@ -287,6 +287,9 @@ class GlslTarget(GlslBuiltins, Target):
                          "value": "subgroup_size"})
             spec_defines = [f"#define {SUBGROUP_SIZE} ({SUBGROUP_SIZE_SPEC} != 0u ? {SUBGROUP_SIZE_SPEC} : "
                             "gl_SubgroupSize)"]
+        for pname, (k, node) in em.contracts.items():
+            em.note("CP907", node, f"translated for `{pname}` a multiple of {k} only (a byte offset becomes an element "
+                    f"offset): the manifest's \"requires\" makes the host refuse other values")
         em.glsl = {"buffers": buffers, "playout": playout, "params_block": "\n".join(block_lines),
                    "local_size": local, "local_known": known, "spec": spec, "shared": shared_decls,
                    "structs": structs, "spec_defines": spec_defines}
@@ -311,6 +314,9 @@ class GlslTarget(GlslBuiltins, Target):
             params = f"{where} ({g['playout'].size} bytes)" if g["playout"].slots else "none"
             header = [f"cuport translate --to glsl: kernel `{label}` of {os.path.basename(result.path)}",
                       f"bindings: {binds}; by-value parameters: {params}"]
+            if em.contracts:
+                header.append("requires (the host refuses other launches): " + ", ".join(
+                    f"{p} % {k} == 0" for p, (k, _n) in sorted(em.contracts.items())))
             spec = [dict(s, default=f"{s['default']}u") for s in g["spec"]]
             text = render("glsl/kernel.comp.j2", extensions=sorted(em.extensions, key=_ext_order), header=header,
                           local_size=g["local_size"], spec_constants=spec, spec_defines=g["spec_defines"],
