@@ -123,6 +123,10 @@ class PointersMixin:
                 t = self.decl_type(r)
                 if refs.bound(self, r):
                     self.fail(s, f"the address of the reference `{r.spelling}`")
+                if r.kind == "VAR_DECL" and self.model.function_of(r) is None:
+                    # not a private scalar: one variable of the whole device, which no binding carries yet
+                    self.fail(s, f"the address of the file-scope device variable `{r.spelling}` (file-scope "
+                                 "`__device__` variables are not translated)")
                 if t.kind in ("scalar", "vector", "struct"):
                     if any(x.kind == "CUDASHARED_ATTR" for x in r.children):
                         if self.name_of(r) not in self.shared:
