@@ -295,6 +295,12 @@ class CallsMixin:
         key = (id(fn.node), tuple(sorted((k, str(v)) for k, v in subst.items())), tuple(key_parts))
         if key not in self.functions:
             self.specialize(fn, key, subst, binds, n)
+        for kind, p, v, off, pt, a in binds:
+            need = self.fn_demands.get(key, {}).get(id(p.node))
+            if need and not self._multiple(a, need):
+                # the callee converted a byte offset with it (pointers.view): exact only for multiples
+                self.fail(a, f"`{a.text}` passed as `{p.name}` of `{fn.name}`, which offsets a pointer by it in "
+                             f"bytes: not provably a multiple of {need}")
         fname = self.functions[key][0]
         call_args = []
         for kind, p, v, off, pt, a in binds:
@@ -335,6 +341,7 @@ class CallsMixin:
         if fn.body is None:
             self.fail(call_node, f"`{fn.name}` has no body in this file")
         self.block_children(fn.body)
+        self.fn_demands[key] = getattr(fr, "demands", {})
         body = self.lines
         head = self.t.function_head(self, fr.ret, fname, params)
         text = "\n".join([head + " {"] + body + ["}"])

@@ -19,7 +19,7 @@ from porter.translate.kernel import coop
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import units
 from porter.translate.kernel.emitter import KernelEmitter, Unit
-from porter.translate.kernel.target import TranslationError
+from porter.translate.kernel.target import MergeViews, TranslationError
 from porter.translate.kernel.validate import limit_problems
 from porter.analysis.launch import launch_shapes
 from porter.translate.templates import instances
@@ -131,11 +131,20 @@ def translate_path(path: str, target_name: str, target, text: str | None = None,
         for label, subst, shape, inst in jobs:
             if kernel is not None and "<" in kernel and label != kernel:
                 continue
-            em = KernelEmitter(unit, fn, subst, shape, label)
-            em.instance = inst
-            em.shapes = shapes
+            merged = {}
             try:
-                em.run()
+                while True:
+                    em = KernelEmitter(unit, fn, subst, shape, label)
+                    em.instance = inst
+                    em.shapes = shapes
+                    em.merged_views = merged
+                    try:
+                        em.run()
+                        break
+                    except MergeViews as again:      # once per buffer: the set only grows
+                        if not set(again.views) - set(merged):
+                            raise
+                        merged = {**merged, **again.views}
             except TranslationError as exc:
                 result.failed_kernels[label] = f"{exc.code}: {exc.message}"
                 result.diagnostics.append(make_diagnostic(fsrc, exc.code, exc.start, exc.end,

@@ -86,6 +86,9 @@ class KernelEmitter(TypesMixin, StatementsMixin, ExpressionsMixin, PointersMixin
         self._tmp = 0
         self.idents: set[str] = set()
         self.hoisted: dict = {}                    # id(node) -> E evaluated once (indices of reference locals)
+        self.merged_views: dict = {}               # GLSL: buffer -> vector type all its accesses go through
+        self.contracts: dict = {}                  # GLSL: kernel parameter -> (multiple it must be, node)
+        self.fn_demands: dict = {}                 # specialisation key -> {id(param decl): multiple}
 
     # ------------------------------------------------------------------ bookkeeping
     def need(self, ext: str | None = None, feature: str | None = None, subgroup: str | None = None):

@@ -16,7 +16,7 @@ from porter.translate.kernel.manifest import (DEFAULT_LOCAL_SIZE, access_of, gls
                                               param_layout)
 from porter.translate.kernel.manifest import type_name as mtype
 from porter.translate.kernel.pointers import PtrBinding, Root
-from porter.translate.kernel.target import (PREC_ADD, PREC_PRIMARY, PREC_REL, PREC_UNARY, E, Target,
+from porter.translate.kernel.target import (MergeViews, PREC_ADD, PREC_PRIMARY, PREC_REL, PREC_UNARY, E, Target,
                                             literal_int_text, wrap)
 
 RESERVED = frozenset("""
@@ -178,6 +178,11 @@ class GlslTarget(GlslBuiltins, Target):
                 rw |= em.roots_rw[("buffer", v)]
             if views:
                 self._check_views(em, name, info, views, rw)
+            carrier = None
+            if name in em.merged_views and elem.kind == "scalar":
+                # every access went through the vector view: it is the binding's only variable
+                carrier = next(v for v, t in views if t == em.merged_views[name])
+                views = [(v, t) for v, t in views if v != carrier]
             access = access_of(info, rw)
             quals = []
             if access == "readonly":
@@ -188,10 +193,16 @@ class GlslTarget(GlslBuiltins, Target):
                 quals.append("restrict")
             if access == "readwrite" and em.has_barrier:
                 quals.append("coherent")
-            block = em.fresh(_suffixed(name, "buf"))
             q = " ".join(quals) + " " if quals else ""
-            decl = (f"layout({blayout}, set = 0, binding = {i}) {q}buffer {block} "
-                    f"{{ {self.type_name(elem, em)} {name}[]; }};")
+            if carrier is not None:
+                vt = em.merged_views[name]
+                decl = (f"layout(std430, set = 0, binding = {i}) {q}buffer {em.fresh(_suffixed(carrier, 'buf'))} "
+                        f"{{ {self.type_name(vt, em)} {carrier}[]; }};  // `{info['cuda_name']}`, element i at "
+                        f"[i / {vt.n}][i % {vt.n}]")
+            else:
+                block = em.fresh(_suffixed(name, "buf"))
+                decl = (f"layout({blayout}, set = 0, binding = {i}) {q}buffer {block} "
+                        f"{{ {self.type_name(elem, em)} {name}[]; }};")
             size = ct.size_align(elem, blayout, structs)[0]
             entry = {"name": info["cuda_name"], "set": 0, "binding": i, "type": mtype(elem), "elem_size": size,
                      "access": access, "restrict": bool(info["restrict"]), "_decl": decl}
@@ -276,6 +287,9 @@ class GlslTarget(GlslBuiltins, Target):
                          "value": "subgroup_size"})
             spec_defines = [f"#define {SUBGROUP_SIZE} ({SUBGROUP_SIZE_SPEC} != 0u ? {SUBGROUP_SIZE_SPEC} : "
                             "gl_SubgroupSize)"]
+        for pname, (k, node) in em.contracts.items():
+            em.note("CP907", node, f"translated for `{pname}` a multiple of {k} only (a byte offset becomes an element "
+                    f"offset): the manifest's \"requires\" makes the host refuse other values")
         em.glsl = {"buffers": buffers, "playout": playout, "params_block": "\n".join(block_lines),
                    "local_size": local, "local_known": known, "spec": spec, "shared": shared_decls,
                    "structs": structs, "spec_defines": spec_defines}
@@ -300,6 +314,9 @@ class GlslTarget(GlslBuiltins, Target):
             params = f"{where} ({g['playout'].size} bytes)" if g["playout"].slots else "none"
             header = [f"cuport translate --to glsl: kernel `{label}` of {os.path.basename(result.path)}",
                       f"bindings: {binds}; by-value parameters: {params}"]
+            if em.contracts:
+                header.append("requires (the host refuses other launches): " + ", ".join(
+                    f"{p} % {k} == 0" for p, (k, _n) in sorted(em.contracts.items())))
             spec = [dict(s, default=f"{s['default']}u") for s in g["spec"]]
             text = render("glsl/kernel.comp.j2", extensions=sorted(em.extensions, key=_ext_order), header=header,
                           local_size=g["local_size"], spec_constants=spec, spec_defines=g["spec_defines"],
@@ -317,6 +334,12 @@ class GlslTarget(GlslBuiltins, Target):
         (GLSL cannot decorate them Aliased): a written buffer must be accessed through one element type only."""
         types = [t for _v, t in views] + ([info["elem"].unqualified()] if ("buffer", name) in em.roots_rw else [])
         if len(types) > 1 and "w" in rw:
+            vec = next((t for t in types if t.kind == "vector"), None)
+            if len(types) == 2 and vec is not None and vec.n in (2, 4) and vec.elem in types and \
+                    not info.get("alias_bits") and name not in em.merged_views:
+                # `T` and `vecN<T>` (a vector body and a scalar tail): element i is component i % N of vector
+                # i / N, so one vector view carries both and nothing aliases
+                raise MergeViews({name: vec})
             node = next(n for (b, _k), (v, _t, n) in em.buffer_views.items() if b == name and v == views[0][0])
             em.fail(node, f"a pointer cast `{node.text}` (buffer `{info['cuda_name']}` is written and accessed as "
                           f"{' and '.join(f'`{ct.spell(t)}`' for t in types)}: the typed views of one binding may "
@@ -570,12 +593,33 @@ class GlslTarget(GlslBuiltins, Target):
             if idx is not None and idx.lit != 0:
                 em.fail(node, f"indexing past the scalar behind `{node.text}`")
             return root.name
-        if root.kind == "buffer" or root.kind == "shared":
-            em.access(root, mode)
         if idx is None:
             idx = E("0", I32, lit=0)
+        carrier = self._carrier(em, root, node)
+        if carrier is not None:
+            # one element of a buffer whose accesses all go through its vecN view: component i % N of i / N
+            em.access(carrier, mode)
+            idx = em.index(idx, node)
+            n = E(self.literal(carrier.elem.n, idx.ct, em), idx.ct, lit=carrier.elem.n)
+            q, r = em.binary_value("/", idx, n, None), em.binary_value("%", idx, n, None)
+            return f"{carrier.name}[{q.text}][{r.text}]"
+        if root.kind == "buffer" or root.kind == "shared":
+            em.access(root, mode)
         idx = em.index(idx, node)
         return f"{root.name}[{idx.text}]"
+
+    def _carrier(self, em, root: Root, node) -> Root | None:
+        """The vector view that carries the scalar buffer (or scalar view) `root`, when its views were merged."""
+        if root.kind != "buffer" or root.elem.kind != "scalar":
+            return None
+        base = root.of or root.name
+        vec = em.merged_views.get(base)
+        if vec is None or vec.elem.unqualified() != root.elem.unqualified():
+            return None
+        info = em.buffers[base]
+        if info["elem"].unqualified() == vec:
+            return info["root"]
+        return em.typed_view(base, vec, node, info["root"].decl)
 
     # device function pointer parameters: specialise on where they point
     def pointer_param_key(self, em, root: Root):

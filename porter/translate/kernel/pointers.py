@@ -123,6 +123,10 @@ class PointersMixin:
                 t = self.decl_type(r)
                 if refs.bound(self, r):
                     self.fail(s, f"the address of the reference `{r.spelling}`")
+                if r.kind == "VAR_DECL" and self.model.function_of(r) is None:
+                    # not a private scalar: one variable of the whole device, which no binding carries yet
+                    self.fail(s, f"the address of the file-scope device variable `{r.spelling}` (file-scope "
+                                 "`__device__` variables are not translated)")
                 if t.kind in ("scalar", "vector", "struct"):
                     if any(x.kind == "CUDASHARED_ATTR" for x in r.children):
                         if self.name_of(r) not in self.shared:
@@ -213,12 +217,19 @@ class PointersMixin:
         info = self.buffers.get(base)
         if info is not None and info["elem"].unqualified() == new:
             return info["root"], off     # a view cast back to the buffer's own type: the buffer itself
+        return self.typed_view(base, new, s, root.decl), off
+
+    def typed_view(self, base: str, new: CType, node, decl=None) -> Root:
+        """GLSL: the storage buffer `base` seen with element type `new` (declared at its binding by end_kernel)."""
         views = self.__dict__.setdefault("buffer_views", {})    # (buffer, element type) -> view name
         key = (base, ct.spell(new))
         if key not in views:
             # `out_` (renamed) + float4 -> `out_vec4`: no `__` (reserved in GLSL)
-            views[key] = (self.fresh(f"{base.rstrip('_')}_{self.t.type_name(new, self)}"), new, s)
-        return Root(views[key][0], "buffer", new, "global", root.decl, (), base), off
+            # (named without `self`: a view never dereferenced, `(uchar *)p + pitch`, needs no 8-bit types)
+            views[key] = (self.fresh(f"{base.rstrip('_')}_{self.t.type_name(new)}"), new, node)
+        if decl is None:
+            decl = self.buffers[base]["root"].decl
+        return Root(views[key][0], "buffer", new, "global", decl, (), base)
 
     def _aligned(self, n, m: int, depth: int = 0) -> bool:
         """The pointer expression `n` provably points at an element index that is a multiple of m (in units
@@ -227,9 +238,9 @@ class PointersMixin:
             return True
         if depth > 12:
             return False
-        s = n.strip
+        s = n          # not .strip: a C-style cast changes the unit of the offset (handled below)
         while s.kind in ("PAREN_EXPR", "UNEXPOSED_EXPR") and len([c for c in s.children if c.kind not in NON_EXPR]) == 1:
-            s = [c for c in s.children if c.kind not in NON_EXPR][0].strip
+            s = [c for c in s.children if c.kind not in NON_EXPR][0]
         if s.kind in CASTS:
             p = [c for c in s.children if c.kind not in NON_EXPR][-1]
             st, sp = element(self.ty(s)), element(self.ty(p)) if ptrlike(self.ty(p)) else None
@@ -257,32 +268,65 @@ class PointersMixin:
         return False
 
     def _multiple(self, n, m: int, depth: int = 0) -> bool:
-        """The integer expression `n` is provably a multiple of m."""
-        if depth > 16:
+        """The integer expression `n` is provably a multiple of m, possibly under requirements on parameters
+        (kept only when the proof succeeds): a kernel parameter becomes a launch contract in the manifest, a
+        device function parameter a demand every call's argument must meet (calls.user_call)."""
+        req = self._multiple_req(n, m, depth)
+        if req is None:
             return False
+        for kind, decl, k, node in req:
+            if kind == "kernel":
+                old = self.contracts.get(decl.spelling)
+                self.contracts[decl.spelling] = (math.lcm(k, old[0]) if old else k, old[1] if old else node)
+            else:
+                d = self.frame.__dict__.setdefault("demands", {})
+                d[id(decl)] = math.lcm(k, d.get(id(decl), 1))
+        return True
+
+    def _multiple_req(self, n, m: int, depth: int = 0):   # noqa: C901 (one case per expression kind)
+        """None, or the requirements (kind, parameter, multiple, node) under which n is a multiple of m."""
+        if depth > 16:
+            return None
         s = n.strip
         kids = [c for c in s.children if c.kind not in NON_EXPR]
         if s.kind in ("PAREN_EXPR", "UNEXPOSED_EXPR") + CASTS and len(kids) >= 1 and s.kind != "INTEGER_LITERAL":
             if s.kind in CASTS and not self.ty(s).is_int:
-                return False
-            return self._multiple(kids[-1], m, depth + 1)
+                return None
+            return self._multiple_req(kids[-1], m, depth + 1)
         if s.kind == "BINARY_OPERATOR":
             a_n, b_n = s.children
             if s.op == "*":
-                return self._multiple(a_n, m, depth + 1) or self._multiple(b_n, m, depth + 1)
+                # a proof without requirements first: `4 * pitch` needs nothing of pitch
+                ra, rb = self._multiple_req(a_n, m, depth + 1), self._multiple_req(b_n, m, depth + 1)
+                got = [r for r in (ra, rb) if r is not None]
+                return min(got, key=len) if got else None
             if s.op in ("+", "-"):
-                return self._multiple(a_n, m, depth + 1) and self._multiple(b_n, m, depth + 1)
+                ra = self._multiple_req(a_n, m, depth + 1)
+                rb = self._multiple_req(b_n, m, depth + 1) if ra is not None else None
+                return ra + rb if rb is not None else None
             if s.op == "<<":
                 k = self._literal(b_n)
-                return self._multiple(a_n, m, depth + 1) or (k is not None and 0 <= k < 63 and (1 << k) % m == 0)
-            return False
-        if s.kind == "DECL_REF_EXPR" and s.ref is not None and s.ref.kind == "VAR_DECL" and \
-                id(s.ref) not in self.an.assigned and self.model.function_of(s.ref) is not None:
-            init = self.init_of(s.ref)
-            if init is not None and self._multiple(init, m, depth + 1):
-                return True
+                if k is not None and 0 <= k < 63 and (1 << k) % m == 0:
+                    return []
+                return self._multiple_req(a_n, m, depth + 1)
+            return None
+        if s.kind == "DECL_REF_EXPR" and s.ref is not None:
+            r = s.ref
+            if r.kind == "VAR_DECL" and id(r) not in self.an.assigned and self.model.function_of(r) is not None:
+                init = self.init_of(r)
+                if init is not None:
+                    got = self._multiple_req(init, m, depth + 1)
+                    if got is not None:
+                        return got
+            t = self.decl_type(r) if r.kind == "PARM_DECL" else None
+            if t is not None and t.kind == "scalar" and t.is_int and id(r) not in self.an.assigned and \
+                    not self.t.native_pointers:
+                if any(p.node is r for p in self.fn.params):
+                    return [("kernel", r, m, n)]
+                if not self.frame.is_kernel and any(p.node is r for p in self.frame.fn.params):
+                    return [("param", r, m, n)]
         v = self._literal(s)
-        return v is not None and v % m == 0
+        return [] if v is not None and v % m == 0 else None
 
     def _literal(self, n):
         """The integer value of a constant expression (literal, macro, template parameter), else None."""

@@ -32,6 +32,15 @@ class TranslationError(Exception):
             self.start, self.end = at
 
 
+class MergeViews(Exception):
+    """A written buffer turned out to be accessed as `T` and as `vecN<T>` (GLSL typed views): the kernel is
+    emitted again with every access going through the vector view (driver.py), one SPIR-V variable per binding."""
+
+    def __init__(self, views: dict):
+        super().__init__("merge typed views")
+        self.views = views
+
+
 class E:
     """An emitted expression: target text, its C type (semantics) and the type the text has in the target
     (e.g. warpSize is a C int spelled as the GLSL uint gl_SubgroupSize), its precedence, and the literal

@@ -426,6 +426,11 @@ class VkSession(Session):
             if b.get("elem_size") and b["elem_size"] != arrays[name].itemsize and not components:
                 raise CompileError(f"buffer '{name}': manifest element size {b['elem_size']} but the signature "
                                    f"says {arrays[name].dtype} ({arrays[name].itemsize} bytes)")
+        for req in manifest.get("requires", []):
+            v = arrays.get(req["param"])
+            if v is None or int(np.asarray(v).item()) % int(req["multiple_of"]):
+                raise CompileError(f"launch refused: the translation requires `{req['param']}` to be a multiple of "
+                                   f"{req['multiple_of']} (manifest \"requires\"), got {v}")
         self.push = _push_bytes(manifest, arrays)
         self.pipe = _Pipeline(ctx, spirv, manifest, block, case.defines)
         self.arrays, self.bufs, self.dpool, self.qpool = arrays, {}, None, None
