@@ -176,6 +176,9 @@ def translate_path(path: str, target_name: str, target, text: str | None = None,
                                                           f"{message}", kernel=label))
                 continue
             outputs.append((label, em, shape))
+    remaining = _remaining_findings(model, fsrc, outputs, lint_diags, original_diags, fixed)
+    if portability_fixes:
+        outputs = _refuse_unfixed(result, fsrc, outputs, remaining)
     target.assemble(result, outputs, unit)
     # the notes kernels were emitted with, and the portability findings the fixes did not remove
     for label, em, _shape in outputs:
@@ -183,30 +186,7 @@ def translate_path(path: str, target_name: str, target, text: str | None = None,
             s, e = (node.start, node.end) if node is not None else (em.fn.node.start, em.fn.node.start)
             result.diagnostics.append(make_diagnostic(fsrc, code, s, e, f"{label}: {message}", severity,
                                                       kernel=label))
-    lowered = [sp for _l, em, _s in outputs for sp in em.lowered_spans]
-    sized_rows = warp_sizing.handled_rows([em for _l, em, _s in outputs])
-    # CP000 comes from clang_error_diagnostics (every clang error, not only the linter's syntax errors)
-    remaining = [d for d in lint_diags if d.code.startswith(REPORTED_FAMILIES)]
-    if fixed:
-        # findings without a fix on the original text stay true when other fixes rewrote their evidence
-        # (`partial[32]` indexed by `tid / 32` is still 32 entries after `/ 32` became `/ warpSize`); the fix
-        # loop's first round linted the original text already: no second parse of it
-        seen = {(d.code, d.row) for d in remaining}
-        for d in original_diags:
-            if d.fix is None and d.code.startswith(REPORTED_FAMILIES) and (d.code, d.row) not in seen:
-                d.message += " (reported on the source before the portability fixes)"
-                remaining.append(d)
-    in_device = _covers((f.node.start, f.node.end) for f in model.functions if f.is_device_code)
-    in_lowered = _covers(lowered)
     for d in remaining:
-        if d.code != "CP000" and not in_device(d.start):
-            continue
-        if in_lowered(d.start) and d.code.startswith(("CP10", "CP30")):
-            d.severity = "info"
-            d.message += " (translated with work-group barriers: exact for any subgroup size)"
-        if d.code == "CP104" and d.row in sized_rows:
-            d.severity = "info"
-            d.message += " (translated with its slots and warp counts sized for the target's subgroups)"
         d.extra = dict(d.extra or {}, in_fixed_source=bool(fixed))
         result.diagnostics.append(d)
     result.diagnostics.sort(key=Diagnostic.sort_key)
@@ -230,6 +210,60 @@ def translate_path(path: str, target_name: str, target, text: str | None = None,
         result.diagnostics.sort(key=Diagnostic.sort_key)
     result.extra["seconds"] = round(time.perf_counter() - t0, 4)
     return result
+
+
+def _remaining_findings(model, fsrc, outputs, lint_diags, original_diags, fixed) -> list:
+    """The warp-size / warp-synchronous findings (CP1xx, CP3xx) the portability fixes did not remove, in device
+    code; those the emitters took care of (lowered to work-group barriers, per-warp arrays re-sized) as info."""
+    lowered = [sp for _l, em, _s in outputs for sp in em.lowered_spans]
+    sized_rows = warp_sizing.handled_rows([em for _l, em, _s in outputs])
+    # CP000 comes from clang_error_diagnostics (every clang error, not only the linter's syntax errors)
+    remaining = [d for d in lint_diags if d.code.startswith(REPORTED_FAMILIES)]
+    if fixed:
+        # findings without a fix on the original text stay true when other fixes rewrote their evidence
+        # (`partial[32]` indexed by `tid / 32` is still 32 entries after `/ 32` became `/ warpSize`); the fix
+        # loop's first round linted the original text already: no second parse of it
+        seen = {(d.code, d.row) for d in remaining}
+        for d in original_diags:
+            if d.fix is None and d.code.startswith(REPORTED_FAMILIES) and (d.code, d.row) not in seen:
+                d.message += " (reported on the source before the portability fixes)"
+                remaining.append(d)
+    in_device = _covers((f.node.start, f.node.end) for f in model.functions if f.is_device_code)
+    in_lowered = _covers(lowered)
+    out = []
+    for d in remaining:
+        if d.code != "CP000" and not in_device(d.start):
+            continue
+        if in_lowered(d.start) and d.code.startswith(("CP10", "CP30")):
+            d.severity = "info"
+            d.message += " (translated with work-group barriers: exact for any subgroup size)"
+        if d.code == "CP104" and d.row in sized_rows:
+            d.severity = "info"
+            d.message += " (translated with its slots and warp counts sized for the target's subgroups)"
+        out.append(d)
+    return out
+
+
+def _refuse_unfixed(result, fsrc, outputs, remaining) -> list:
+    """A kernel that reaches a warp-size error the fixes did not remove is not written: its translation would be
+    wrong on subgroups other than 32 lanes (lavapipe 4/8/16, AMD's 64), which is silently wrong output. Only with
+    the portability fixes on: translating as written (`--no-portability-fixes`) keeps the text for comparison."""
+    errors = [d for d in remaining if d.severity == "error"]
+    if not errors:
+        return outputs
+    kept = []
+    for label, em, shape in outputs:
+        spans = [(f.node.start, f.node.end) for f in em._reachable(em.fn).values()]
+        hit = next((d for d in errors if any(a <= d.start < b for a, b in spans)), None)
+        if hit is None:
+            kept.append((label, em, shape))
+            continue
+        msg = (f"kernel `{label}` not translated: {hit.code} at line {hit.row} is not fixed (see that finding); "
+               "its translation would be wrong on subgroups other than 32 lanes")
+        result.failed_kernels[label] = f"{hit.code}: " + msg[msg.index(":") + 2:]
+        at = _name_offset(fsrc, em.fn)
+        result.diagnostics.append(make_diagnostic(fsrc, hit.code, at, at + len(em.fn.name), msg, kernel=label))
+    return kept
 
 
 def _moved(spans, before: str, after: str) -> list:

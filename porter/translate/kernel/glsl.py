@@ -314,9 +314,11 @@ class GlslTarget(GlslBuiltins, Target):
             params = f"{where} ({g['playout'].size} bytes)" if g["playout"].slots else "none"
             header = [f"cuport translate --to glsl: kernel `{label}` of {os.path.basename(result.path)}",
                       f"bindings: {binds}; by-value parameters: {params}"]
-            if em.contracts:
-                header.append("requires (the host refuses other launches): " + ", ".join(
-                    f"{p} % {k} == 0" for p, (k, _n) in sorted(em.contracts.items())))
+            reqs = [f"{p} % {k} == 0" for p, (k, _n) in sorted(em.contracts.items())]
+            if em.block_contract:
+                reqs.append(f"blockDim.x % {em.block_contract} == 0 unless the block is one row")
+            if reqs:
+                header.append("requires (the host refuses other launches): " + ", ".join(reqs))
             spec = [dict(s, default=f"{s['default']}u") for s in g["spec"]]
             text = render("glsl/kernel.comp.j2", extensions=sorted(em.extensions, key=_ext_order), header=header,
                           local_size=g["local_size"], spec_constants=spec, spec_defines=g["spec_defines"],

@@ -184,6 +184,10 @@ def glsl_manifest(label, em, shape, local_size, local_known, buffers, playout: P
         # launch contracts: a byte offset (pitch) converted to an element offset is exact only for these values;
         # the host must refuse a launch that breaks one (the CUDA access would be misaligned there)
         man["requires"] = [{"param": name, "multiple_of": k} for name, (k, _n) in sorted(em.contracts.items())]
+    if em.block_contract:
+        # warp code in a block of the host's choosing: subgroups are runs of linear ids only with whole rows
+        man.setdefault("requires", []).append({"block_x_multiple_of": em.block_contract,
+                                               "when": "the block has more than one row (y or z > 1)"})
     if em.instance is not None:
         man["template_args"] = {k: (v if isinstance(v, int) else str(v)) for k, v in em.instance.args.items()}
     return man
@@ -208,6 +212,10 @@ def opencl_manifest(label, em, shape, local_size, local_known, params, local_arg
         "launch": {"grid": grid, "block": shape.block if shape is not None else [None, None, None],
                    "dynamic_shared_bytes": shape.shmem if shape is not None else 0},
     }
+    if em.block_contract:
+        # warp code in a block of the host's choosing: subgroups are runs of linear ids only with whole rows
+        man.setdefault("requires", []).append({"block_x_multiple_of": em.block_contract,
+                                               "when": "the block has more than one row (y or z > 1)"})
     if em.instance is not None:
         man["template_args"] = {k: (v if isinstance(v, int) else str(v)) for k, v in em.instance.args.items()}
     return man

@@ -176,7 +176,46 @@ def limit_problems(target_name: str, em) -> list[tuple[str, object, str]]:
     elif total > lim.shared_portable:
         out.append(("warning", None, f"{total} bytes of shared memory need {lim.shared_limit_name} >= {total} "
                     f"({lim.api} guarantees {lim.shared_portable}): check the device's limit"))
+    out += _subgroup_layout(em, block, where)
     return out
+
+
+# GPU drivers (NVIDIA, AMD, Intel) form subgroups from consecutive linear ids, as CUDA forms warps; lavapipe forms
+# them per row, 4 / 8 / 16 lanes wide: rows of a multiple of 16 fill its subgroups, which are then runs of linear ids
+ROW_MULTIPLE = 16
+
+
+def _subgroup_layout(em, block, where) -> list:
+    """CUDA forms warps from consecutive linear thread ids (x fastest); the translations of warp code assume the
+    target's subgroups are such runs too. Vulkan leaves the grouping of a multi-dimensional work-group to the
+    implementation, and lavapipe makes each row its own subgroup: with an 8 x 8 block at subgroup 16 every
+    subgroup is half empty and the shuffles read lanes that do not exist (wrong sums, exit 0 before). So warp code
+    in a work-group that is not one row is refused unless its rows fill whole subgroups (ROW_MULTIPLE)."""
+    uses = [op for op in em.subgroup_ops]
+    if not uses or getattr(em, "cl_warp_size", None) == 1:
+        return []
+    if block[1:] == [1, 1]:
+        return []
+    if block[1] is None or block[2] is None:
+        # no launch shape: multi-dimensional only where the kernel reads a y or z thread index or block size
+        dims = {b[1] for f in em._reachable(em.fn).values() for n in f.node.walk()
+                for b in [n.builtin()] if b is not None and b[0] in ("threadIdx", "blockDim")}
+        if not dims & {"y", "z"}:
+            return []
+    x = block[0]
+    if isinstance(x, int) and x % ROW_MULTIPLE == 0:
+        return []
+    shape = " x ".join(str(v) if v is not None else "?" for v in block)
+    if not all(isinstance(v, int) for v in block):
+        # the block is the host's choice: a launch contract in the manifest ("requires"), which the host checks
+        em.block_contract = ROW_MULTIPLE
+        return [("warning", None, f"warp operations in a {shape} block: translated for blockDim.x a multiple of "
+                 f"{ROW_MULTIPLE} (or a 1-D block) only, where every implementation's subgroups are runs of CUDA's "
+                 "consecutive thread ids; the manifest's \"requires\" makes the host refuse other launches")]
+    return [("error", None, f"warp operations ({', '.join(uses)}) in a {shape} block{where}: CUDA's warps are runs "
+             "of 32 consecutive thread ids across rows, but Vulkan / OpenCL implementations may form subgroups "
+             f"per row (lavapipe does, up to 16 lanes), so lanes would not be CUDA's; use a 1-D block or blockDim.x "
+             f"a multiple of {ROW_MULTIPLE}")]
 
 
 def _zero_length(type_spelling: str) -> bool:

@@ -427,6 +427,13 @@ class VkSession(Session):
                 raise CompileError(f"buffer '{name}': manifest element size {b['elem_size']} but the signature "
                                    f"says {arrays[name].dtype} ({arrays[name].itemsize} bytes)")
         for req in manifest.get("requires", []):
+            if "block_x_multiple_of" in req:
+                k = int(req["block_x_multiple_of"])
+                if (block[1] > 1 or block[2] > 1) and block[0] % k:
+                    raise CompileError(f"launch refused: the translation requires blockDim.x to be a multiple of "
+                                       f"{k} in a block of more than one row (manifest \"requires\"), got "
+                                       f"{block[0]} x {block[1]} x {block[2]}")
+                continue
             v = arrays.get(req["param"])
             if v is None or int(np.asarray(v).item()) % int(req["multiple_of"]):
                 raise CompileError(f"launch refused: the translation requires `{req['param']}` to be a multiple of "

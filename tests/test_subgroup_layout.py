@@ -1,0 +1,80 @@
+"""Warp code in multi-dimensional blocks (validate._subgroup_layout): CUDA's warps run across rows; Vulkan
+implementations may form subgroups per row (lavapipe does), so such kernels are translated only when each row
+fills whole subgroups of any width (blockDim.x a multiple of 16). Before, the 8 x 8 kernel was written with exit 0
+and summed the wrong lanes at subgroup 16."""
+import os
+
+import pytest
+
+from porter.translate.api import translate_file
+from porter.translate.kernel.validate import opencl_context, tool
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIX = os.path.join(ROOT, "tests", "fixtures", "subgroup_layout")
+
+
+def test_row_of_8_is_refused_in_glsl():
+    for target, opts in (("glsl", {}),):
+        res = translate_file(os.path.join(FIX, "rows.cu"), target, validate=False, **opts)
+        assert "sum_rows8" in res.failed_kernels, (target, res.failed_kernels)
+        d = next(d for d in res.diagnostics if d.code == "CP907" and "sum_rows8" in d.message)
+        assert d.severity == "error" and d.row == 27
+        assert "8 x 8 x 1 block (launch at line 54)" in d.message and "multiple of 16" in d.message
+        # the row of 64 fills whole subgroups: translated
+        assert "sum_rows64" not in res.failed_kernels
+
+
+def test_one_lane_opencl_warps_are_not_refused():
+    res = translate_file(os.path.join(FIX, "rows.cu"), "opencl", validate=False)
+    assert not res.failed_kernels, res.failed_kernels
+
+
+def test_one_dimensional_warp_code_is_not_refused(tmp_path):
+    src = tmp_path / "k.cu"
+    src.write_text("__global__ void k(float *o) {\n  float v = o[threadIdx.x];\n"
+                   "  v += __shfl_down_sync(0xffffffff, v, 1);\n  o[threadIdx.x] = v;\n}\n"
+                   "int main() { float *o; k<<<1, 128>>>(o); }\n")
+    res = translate_file(str(src), "glsl", validate=False)
+    assert set(res.shaders) == {"k"}, res.failed_kernels
+
+
+def test_unknown_shape_reading_y_gets_a_launch_contract(tmp_path):
+    src = tmp_path / "k.cu"
+    src.write_text("__global__ void k(float *o) {\n  int t = threadIdx.y * blockDim.x + threadIdx.x;\n"
+                   "  float v = o[t];\n  v += __shfl_down_sync(0xffffffff, v, 1);\n  o[t] = v;\n}\n")
+    res = translate_file(str(src), "glsl", validate=False)
+    assert set(res.shaders) == {"k"}, res.failed_kernels
+    assert res.manifests["k"]["requires"] == [{"block_x_multiple_of": 16,
+                                               "when": "the block has more than one row (y or z > 1)"}]
+    assert "blockDim.x % 16 == 0 unless the block is one row" in res.shaders["k"]
+    w = [d for d in res.diagnostics if d.code == "CP907" and d.severity == "warning" and "? x ? x ? block" in d.message]
+    assert w and "requires" in w[0].message
+
+
+def test_rows_of_64_match_numpy_on_lavapipe(monkeypatch):
+    icd = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
+    if not os.path.exists(icd) or tool("glslangValidator") is None or opencl_context() is None:
+        pytest.skip("lavapipe / glslang / PoCL not available")
+    monkeypatch.setenv("VK_ICD_FILENAMES", icd)
+    from porter.verify.runner import Runner
+    from porter.verify.spec import load_spec
+    results = Runner(["vulkan", "opencl"], subgroups=[4, 8, 16], jobs=1).run(
+        load_spec(os.path.join(FIX, "verify_spec.py")))
+    ran = {(r.case, r.target, r.variant): r.status for r in results if r.case == "sum_rows64"}
+    ran = {k[1:]: v for k, v in ran.items()}
+    assert ran == {("vulkan", "sg4"): "pass", ("vulkan", "sg8"): "pass", ("vulkan", "sg16"): "pass",
+                   ("opencl", "-"): "pass"}, [(r.target, r.variant, r.status, r.message) for r in results]
+
+
+def test_host_refuses_a_launch_breaking_the_contract(monkeypatch):
+    icd = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
+    if not os.path.exists(icd) or tool("glslangValidator") is None:
+        pytest.skip("lavapipe / glslang not available")
+    monkeypatch.setenv("VK_ICD_FILENAMES", icd)
+    from porter.verify.runner import Runner
+    from porter.verify.spec import load_spec
+    results = Runner(["vulkan"], subgroups=[16], jobs=1).run(load_spec(os.path.join(FIX, "verify_spec.py")))
+    by = {r.case: r for r in results}
+    assert by["sum_any 32x2"].status == "pass", by["sum_any 32x2"].message
+    assert by["sum_any 8x8"].status != "pass", by["sum_any 8x8"].message
+    assert "launch refused" in by["sum_any 8x8"].message, by["sum_any 8x8"].message
