@@ -44,6 +44,8 @@ class CallsMixin:
             return [c for c in n.children if c.kind not in NON_EXPR]
         ch = n.children
         name = n.spelling
+        if n.kind == "CALL_EXPR" and not name and ch and ch[0].kind == "MEMBER_REF_EXPR" and not ch[0].spelling:
+            return ch[1:]                   # `obj.f(args)` left unresolved in a template
         if name.startswith("operator") and n.kind == "CALL_EXPR":
             # `a + b` through an overload: clang puts the operator's reference between the operands
             return [c for c in ch if not (c.kind in ("DECL_REF_EXPR", "UNEXPOSED_EXPR") and c.spelling == name)]
@@ -69,6 +71,9 @@ class CallsMixin:
             if n.kind != "CALL_EXPR" or \
                     self._overload_score(f, methods.param_args(self, f, n, self.call_args(n))) is not None:
                 return f
+        dep = methods.dependent_method(self, n)
+        if dep is not None:
+            return dep
         name = self.callee_name(n)
         cands = [f for f in self.u.fns_by_name.get(name, []) if f.body is not None]
         if not cands:
@@ -114,6 +119,8 @@ class CallsMixin:
         fn = self._callee_fn(n)
         if fn is not None:
             subst = self._deduce(fn, n)
+            if methods.is_method(fn):       # a struct template's method returns its instance's types
+                subst = methods.class_subst(self, fn, methods.object_type(self, fn, n), subst)
             rs = result_type_spelling(fn.node, canonical=False) or "void"
             cs = result_type_spelling(fn.node) or rs
             return self.parse_type(cs if "type-parameter" not in cs else rs, subst)
@@ -259,7 +266,7 @@ class CallsMixin:
             return
         self.fail(mask_n, f"a partial or non-constant lane mask `{mask_n.text}`")
 
-    def user_call(self, fn, n, args=None, ctor=None) -> E:
+    def user_call(self, fn, n, args=None, ctor=None, ret=None) -> E:
         """A call of device function fn; `ctor`: fn is a constructor of that struct type (ctors.py), n its call."""
         if any(f is fn for f, _k in self.stack) or fn is self.fn:
             self.fail(n, f"recursion (`{fn.name}` calls itself)")
@@ -270,6 +277,9 @@ class CallsMixin:
             kp, bind, args = methods.self_arg(self, fn, n, args)
             key_parts.append(kp)
             binds.append(bind)
+            subst = methods.class_subst(self, fn, bind[4].unqualified(), subst)
+        elif ctor is not None:
+            subst = methods.class_subst(self, fn, ctor, subst)
         # default arguments
         params = fn.params
         if len(args) > len(params):
@@ -307,7 +317,7 @@ class CallsMixin:
                 call_args += self.t.pointer_arg(self, v, off, a)
             else:
                 call_args.append(v.text)
-        rt = ctor if ctor is not None else self.call_type(n)
+        rt = ctor if ctor is not None else ret if ret is not None else self.call_type(n)
         return E(f"{fname}({', '.join(call_args)})", rt.unqualified())
 
     def specialize(self, fn, key, subst, binds, call_node, ctor=None):

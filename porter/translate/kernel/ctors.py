@@ -26,7 +26,7 @@ def user_ctors(em, name) -> list:
         if c.kind != "CONSTRUCTOR":
             continue
         ps = [p for p in c.children if p.kind == "PARM_DECL"]
-        if len(ps) == 1 and name in ps[0].type and ps[0].type.rstrip().endswith(_COPY_MARK):
+        if len(ps) == 1 and s.spelling in ps[0].type and ps[0].type.rstrip().endswith(_COPY_MARK):
             continue
         out.append(c)
     return out
@@ -40,6 +40,8 @@ def construct(em, n, t, args) -> E | None:
     r = n.ref
     if r is None or r.kind != "CONSTRUCTOR":
         same = [c for c in ctors if len([p for p in c.children if p.kind == "PARM_DECL"]) == len(args)]
+        dev = [c for c in same if any(a.kind == "CUDADEVICE_ATTR" for a in c.children)]
+        same = dev or same          # a `__host__` constructor is not the one device code calls
         if len(same) != 1:
             em.fail(n, f"the constructor call `{n.text}` (which constructor of `{t.name}` is meant)")
         r = same[0]

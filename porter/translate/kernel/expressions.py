@@ -341,6 +341,8 @@ class ExpressionsMixin:
     def x_BINARY_OPERATOR(self, n, mode="r"):
         op = n.op
         a_n, b_n = n.children
+        if methods.struct_operands(self, n):
+            return methods.operator_call(self, n)
         if op == "=":
             return self.assign(n, a_n, b_n)
         if op == ",":

@@ -75,6 +75,8 @@ def is_const(fn) -> bool:
 
 
 def _is_operator_call(n) -> bool:
+    if n.kind in ("BINARY_OPERATOR", "UNARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR"):
+        return True                 # on struct operands in a template instance (operator_fn)
     return n.kind == "CALL_EXPR" and n.spelling.startswith("operator") and \
         not (n.children and n.children[0].kind == "MEMBER_REF_EXPR")
 
@@ -146,6 +148,33 @@ def _ref_type(t, const):
     return dataclasses.replace(t, const=const, ref=True)
 
 
+def class_subst(em, fn, t, subst: dict) -> dict:
+    """The template arguments a method or constructor of a struct template's instance `t` runs with (its
+    own; a caller's parameter of the same name is another thing)."""
+    inst = getattr(em.u, "class_instances", {}).get(t.name) if t is not None else None
+    parent = fn.node.parent
+    if inst is None or parent is None or parent.kind != "CLASS_TEMPLATE":
+        return subst
+    return dict(inst)
+
+
+def object_type(em, fn, n):
+    """The struct type of the object of method call n (None when it cannot be told)."""
+    if n.kind in ("BINARY_OPERATOR", "UNARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR"):
+        return em.ty(n.children[0]).unqualified() if n.children else None
+    if _is_operator_call(n):
+        args = em.call_args(n)
+        return em.ty(args[0]).unqualified() if args else None
+    callee = n.children[0] if n.children else None
+    while callee is not None and callee.kind in ("UNEXPOSED_EXPR", "PAREN_EXPR") and callee.children:
+        callee = callee.children[0]
+    if callee is None or callee.kind != "MEMBER_REF_EXPR":
+        return None
+    if not callee.children or callee.children[0].strip.kind == "CXX_THIS_EXPR":
+        return getattr(em.frame, "self_type", None)
+    return em.ty(callee.children[0]).unqualified()
+
+
 def enter(em, fn, fr, binds):
     """A method's frame: its object is the `self` parameter (the first bind)."""
     if binds and isinstance(binds[0][1], SelfParam):
@@ -202,3 +231,68 @@ def self_member(em, n, mode="r") -> E:
 def is_deref_this(n) -> bool:
     return n.kind == "UNARY_OPERATOR" and n.op == "*" and bool(n.children) and \
         n.children[0].strip.kind == "CXX_THIS_EXPR"
+
+
+def _members(em, t, name: str, nargs: int) -> list:
+    """The device methods `name` of struct (instance) t taking nargs arguments, as model Functions."""
+    fields = em.u.structs.get(t.name) if t is not None and t.kind == "struct" else None
+    if not fields:
+        return []
+    s = fields[0][1].parent
+    out = []
+    for c in s.children:
+        f = em.u.fn_by_node.get(id(c)) if c.kind == "CXX_METHOD" and c.spelling == name else None
+        if f is not None and f.body is not None and f.is_device_code and len(f.params) == nargs:
+            out.append(f)
+    return out
+
+
+def dependent_method(em, n):
+    """The method a call `obj.f(args)` names in a template, where clang leaves it unresolved (CALL_EXPR ''
+    over MEMBER_REF_EXPR ''): looked up in the struct template's instance by name and argument count."""
+    if em.frame is None or n.kind != "CALL_EXPR" or n.spelling or not n.children:
+        return None
+    callee = n.children[0]
+    if callee.kind != "MEMBER_REF_EXPR" or callee.spelling:
+        return None
+    from porter.translate.kernel.class_templates import member_name
+    name = member_name(em.model, callee)
+    if not name:
+        return None
+    t = object_type(em, None, n)
+    found = _members(em, t, name, len(n.children) - 1)
+    if len(found) > 1:
+        em.fail(n, f"the call `{n.text}` (which overload of `{name}` is meant)")
+    return found[0] if found else None
+
+
+def operator_fn(em, n, op: str, operands: list):
+    """The member `operator<op>` of a struct operand's type (a template keeps `p + q` as a BINARY_OPERATOR)."""
+    t = em.ty(operands[0]).unqualified()
+    if t.kind != "struct":
+        return None
+    found = _members(em, t, "operator" + op, len(operands) - 1)
+    if len(found) != 1:
+        em.fail(n, f"the operator `{op}` on `{t.name}` (no device member `operator{op}` taking "
+                f"{len(operands) - 1} operand(s))")
+    return found[0]
+
+
+def result_type(em, fn, t):
+    """What method fn returns when called on an object of type t."""
+    from porter.frontend.model import result_type_spelling
+    subst = class_subst(em, fn, t, dict(em.frame.subst) if em.frame is not None else {})
+    rs = result_type_spelling(fn.node, canonical=False) or "void"
+    cs = result_type_spelling(fn.node) or rs
+    return em.parse_type(cs if "type-parameter" not in cs else rs, subst)
+
+
+def struct_operands(em, n) -> bool:
+    """`p + q` whose left operand is a struct (a template instance's operator, C has none)."""
+    return n.kind == "BINARY_OPERATOR" and n.op not in ("=", ",") and len(n.children) == 2 and \
+        em.ty(n.children[0]).kind == "struct"
+
+
+def operator_call(em, n) -> E:
+    fn = operator_fn(em, n, n.op, list(n.children))
+    return em.user_call(fn, n, args=list(n.children), ret=result_type(em, fn, em.ty(n.children[0]).unqualified()))
