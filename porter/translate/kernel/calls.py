@@ -75,7 +75,9 @@ class CallsMixin:
         if dep is not None:
             return dep
         name = self.callee_name(n)
-        cands = [f for f in self.u.fns_by_name.get(name, []) if f.body is not None]
+        # constructors are picked by ctors.construct (by clang's reference or argument count), never by name:
+        # `return r;` is the implicit copy constructor, not a user one with a default argument
+        cands = [f for f in self.u.fns_by_name.get(name, []) if f.body is not None and f.node.kind != "CONSTRUCTOR"]
         if not cands:
             return None
         if n.kind != "CALL_EXPR":

@@ -323,14 +323,22 @@ class TypesMixin:
         if init is not None and self.t.ballot_var(self, d, init):
             return self.t.ballot_decl(self, d, name, init)
         text = f"{self.t.type_name(t.unqualified(), self)} {name}"
-        exprs = [c for c in d.children if c.kind not in NON_EXPR and not c.kind.endswith("_ATTR")]
-        if t.kind == "struct" and len(exprs) > 1:
-            # `Pair<T> p(a, b);` in a template: clang keeps the arguments as the declaration's children
-            from porter.translate.kernel import ctors
-            e = ctors.construct(self, d, t.unqualified(), exprs)
-            if e is None:
-                self.fail(d, f"the initialisation `{d.text}`")
-            return [f"{text} = {e.text};"]
+        from porter.translate.kernel import ctors
+        if t.kind == "struct" and ctors.user_ctors(self, t.name):
+            # `Pair<T> p(a, b);` in a template: clang keeps the arguments as the declaration's children (the
+            # template's own arguments `Dims<int, 2>` are children too: only what follows `name(` counts);
+            # `Rec<T> r;` is the default constructor, never an uninitialised local
+            src = self.model.source
+            after = re.compile(r"\b" + re.escape(d.spelling) + r"\s*\(")
+            args = [c for c in d.children if c.kind not in NON_EXPR and not c.kind.endswith("_ATTR")
+                    and after.search(src.slice(d.start, c.start))]
+            bare = init is None or init.kind in ("CALL_EXPR", "CXX_CONSTRUCT_EXPR") and not init.children and \
+                not args and self.callee_name(init) in ("", t.name, ctors.struct_node(self, t.name).spelling)
+            if args and (len(args) > 1 or self.ty(args[0]).kind in ("scalar", "vector")) or bare:
+                e = ctors.construct(self, d, t.unqualified(), args)
+                if e is None:
+                    self.fail(d, f"the initialisation `{d.text}`")
+                return [f"{text} = {e.text};"]
         if init is not None:
             if init.kind == "INIT_LIST_EXPR":
                 e = self.aggregate(init, t)
