@@ -8,6 +8,7 @@ from porter.frontend.lexer import split_top_level
 from porter.frontend.model import result_type_spelling
 from porter.translate.kernel import coop
 from porter.translate.kernel import ctors
+from porter.translate.kernel import methods
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import refs
 from porter.translate.kernel.ctype import CType
@@ -44,6 +45,8 @@ class CallsMixin:
             return [c for c in n.children if c.kind not in NON_EXPR]
         ch = n.children
         name = n.spelling
+        if n.kind == "CALL_EXPR" and not name and ch and ch[0].kind == "MEMBER_REF_EXPR" and not ch[0].spelling:
+            return ch[1:]                   # `obj.f(args)` left unresolved in a template
         if name.startswith("operator") and n.kind == "CALL_EXPR":
             # `a + b` through an overload: clang puts the operator's reference between the operands
             return [c for c in ch if not (c.kind in ("DECL_REF_EXPR", "UNEXPOSED_EXPR") and c.spelling == name)]
@@ -66,10 +69,16 @@ class CallsMixin:
             if f.body is None:    # clang refers to a prototype (metropolis): the definition further down
                 f = next((d for d in self.u.fns_by_name.get(f.name, [])
                           if d.body is not None and len(d.params) == len(f.params)), f)
-            if n.kind != "CALL_EXPR" or self._overload_score(f, self.call_args(n)) is not None:
+            if n.kind != "CALL_EXPR" or \
+                    self._overload_score(f, methods.param_args(self, f, n, self.call_args(n))) is not None:
                 return f
+        dep = methods.dependent_method(self, n)
+        if dep is not None:
+            return dep
         name = self.callee_name(n)
-        cands = [f for f in self.u.fns_by_name.get(name, []) if f.body is not None]
+        # constructors are picked by ctors.construct (by clang's reference or argument count), never by name:
+        # `return r;` is the implicit copy constructor, not a user one with a default argument
+        cands = [f for f in self.u.fns_by_name.get(name, []) if f.body is not None and f.node.kind != "CONSTRUCTOR"]
         if not cands:
             return None
         if n.kind != "CALL_EXPR":
@@ -113,6 +122,8 @@ class CallsMixin:
         fn = self._callee_fn(n)
         if fn is not None:
             subst = self._deduce(fn, n)
+            if methods.is_method(fn):       # a struct template's method returns its instance's types
+                subst = methods.class_subst(self, fn, methods.object_type(self, fn, n), subst)
             rs = result_type_spelling(fn.node, canonical=False) or "void"
             cs = result_type_spelling(fn.node) or rs
             return self.parse_type(cs if "type-parameter" not in cs else rs, subst)
@@ -259,16 +270,24 @@ class CallsMixin:
             return
         self.fail(mask_n, f"a partial or non-constant lane mask `{mask_n.text}`")
 
-    def user_call(self, fn, n) -> E:
+    def user_call(self, fn, n, args=None, ctor=None, ret=None) -> E:
+        """A call of device function fn; `ctor`: fn is a constructor of that struct type (ctors.py), n its call."""
         if any(f is fn for f, _k in self.stack) or fn is self.fn:
             self.fail(n, f"recursion (`{fn.name}` calls itself)")
         subst = self._deduce(fn, n)
-        args = self.call_args(n)
+        args = self.call_args(n) if args is None else args
+        key_parts, binds = [], []
+        if methods.is_method(fn):       # the object is the first argument
+            kp, bind, args = methods.self_arg(self, fn, n, args)
+            key_parts.append(kp)
+            binds.append(bind)
+            subst = methods.class_subst(self, fn, bind[4].unqualified(), subst)
+        elif ctor is not None:
+            subst = methods.class_subst(self, fn, ctor, subst)
         # default arguments
         params = fn.params
         if len(args) > len(params):
             self.fail(n, f"a variadic call to `{fn.name}`")
-        key_parts, binds = [], []
         for i, p in enumerate(params):
             pt = self.parse_type(p.node.type if "type-parameter" in p.node.canonical_type.spelling or
                                  p.node.type.strip() in subst else p.node.canonical_type.spelling, subst)
@@ -292,9 +311,9 @@ class CallsMixin:
                 key_parts.append(("val",))
                 binds.append(("val", p, e, None, pt, a))
         refs.check_call(self, fn, n, binds)
-        key = (id(fn.node), tuple(sorted((k, str(v)) for k, v in subst.items())), tuple(key_parts))
+        key = (id(fn.node), tuple(sorted((k, str(v)) for k, v in subst.items())), tuple(key_parts), str(ctor))
         if key not in self.functions:
-            self.specialize(fn, key, subst, binds, n)
+            self.specialize(fn, key, subst, binds, n, ctor)
         for kind, p, v, off, pt, a in binds:
             need = self.fn_demands.get(key, {}).get(id(p.node))
             if need and not self._multiple(a, need):
@@ -308,10 +327,10 @@ class CallsMixin:
                 call_args += self.t.pointer_arg(self, v, off, a)
             else:
                 call_args.append(v.text)
-        rt = self.call_type(n)
+        rt = ctor if ctor is not None else ret if ret is not None else self.call_type(n)
         return E(f"{fname}({', '.join(call_args)})", rt.unqualified())
 
-    def specialize(self, fn, key, subst, binds, call_node):
+    def specialize(self, fn, key, subst, binds, call_node, ctor=None):
         self.functions[key] = (None, None)   # placeholder (callees first)
         saved = (self.frame, self.lines, self.indent)
         self.stack.append((fn, key))
@@ -319,7 +338,7 @@ class CallsMixin:
         self.frame = fr
         rs = result_type_spelling(fn.node, canonical=False) or "void"
         cs = result_type_spelling(fn.node) or rs
-        fr.ret = self.parse_type(cs if "type-parameter" not in cs else rs, subst)
+        fr.ret = self.parse_type(cs if "type-parameter" not in cs else rs, subst) if ctor is None else ctor
         if fr.ret.kind == "pointer":
             self.fail(fn.node, f"device function `{fn.name}` returning a pointer")
         refs.check_return(self, fn, fr.ret)
@@ -335,13 +354,18 @@ class CallsMixin:
                 if t.kind == "struct":
                     self.use_struct(t.name, p.node)
                 params.append(f"{self.t.type_name(t, self)} {pname}")
-        fname = self.t.function_name(self, fn, key, subst, binds)
+        methods.enter(self, fn, fr, binds)
+        fname = self.t.function_name(self, methods.name(fn, fr, ctor), key, subst, binds)
         self.functions[key] = (fname, None)
         self.lines, self.indent = [], 1
         if fn.body is None:
             self.fail(call_node, f"`{fn.name}` has no body in this file")
+        if ctor is not None:
+            ctors.body_prologue(self, fn, fr, ctor)
         self.block_children(fn.body)
         self.fn_demands[key] = getattr(fr, "demands", {})
+        if ctor is not None:
+            self.emit(f"return {self.name_of(fr.self_decl)};")
         body = self.lines
         head = self.t.function_head(self, fr.ret, fname, params)
         text = "\n".join([head + " {"] + body + ["}"])

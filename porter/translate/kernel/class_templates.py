@@ -11,7 +11,9 @@ import re
 from porter.translate.kernel import ctype as ct
 
 _PLAIN_CHILDREN = {"TEMPLATE_TYPE_PARAMETER", "TEMPLATE_NON_TYPE_PARAMETER", "FIELD_DECL", "TYPE_REF",
-                   "INTEGER_LITERAL", "DECL_REF_EXPR", "UNEXPOSED_EXPR", "PAREN_EXPR", "BINARY_OPERATOR"}
+                   "INTEGER_LITERAL", "DECL_REF_EXPR", "UNEXPOSED_EXPR", "PAREN_EXPR", "BINARY_OPERATOR",
+                   # translated per instance by ctors.py / methods.py like a plain struct's
+                   "CONSTRUCTOR", "CXX_METHOD", "CXX_ACCESS_SPEC_DECL"}
 
 
 class FieldView:
@@ -105,6 +107,7 @@ def instance(unit, name: str, args_text: str, subst) -> str | None:
             suffix.append(str(v).replace("-", "m"))
     iname = f"{name}_{'_'.join(suffix)}"
     if iname not in unit.structs:
+        unit.__dict__.setdefault("class_instances", {})[iname] = inst    # methods' template arguments
         unit.structs[iname] = [(f, FieldView(n, inst)) for f, n in fields]
         unit.struct_order.append(iname)
         unit.struct_names.add(iname)

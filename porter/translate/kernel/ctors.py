@@ -1,7 +1,8 @@
 """User-written struct constructors in device code (`Position(int x, int y) : x(x), y(y) {}`): a call becomes the
-target's struct constructor with each field's member initialiser evaluated on the call's arguments. Only the forms
-whose meaning is plain are taken: member initialisers (or default member initialisers) and an empty body; anything
-else (a body with statements, base classes, a field read inside another's initialiser) is refused."""
+target's struct constructor with each field's member initialiser evaluated on the call's arguments. With an empty
+body the call is the struct's constructor expression (member initialisers or default member initialisers; a field
+read inside another's initialiser is refused there); a body with statements makes a function `T T_ctor(args)`
+(body_prologue, calls.user_call). Base classes and delegating constructors are refused."""
 from __future__ import annotations
 
 from porter.translate.kernel.target import PREC_PRIMARY, E
@@ -25,7 +26,7 @@ def user_ctors(em, name) -> list:
         if c.kind != "CONSTRUCTOR":
             continue
         ps = [p for p in c.children if p.kind == "PARM_DECL"]
-        if len(ps) == 1 and name in ps[0].type and ps[0].type.rstrip().endswith(_COPY_MARK):
+        if len(ps) == 1 and s.spelling in ps[0].type and ps[0].type.rstrip().endswith(_COPY_MARK):
             continue
         out.append(c)
     return out
@@ -39,6 +40,8 @@ def construct(em, n, t, args) -> E | None:
     r = n.ref
     if r is None or r.kind != "CONSTRUCTOR":
         same = [c for c in ctors if len([p for p in c.children if p.kind == "PARM_DECL"]) == len(args)]
+        dev = [c for c in same if any(a.kind == "CUDADEVICE_ATTR" for a in c.children)]
+        same = dev or same          # a `__host__` constructor is not the one device code calls
         if len(same) != 1:
             em.fail(n, f"the constructor call `{n.text}` (which constructor of `{t.name}` is meant)")
         r = same[0]
@@ -46,17 +49,15 @@ def construct(em, n, t, args) -> E | None:
     if len(args) != len(params):
         em.fail(n, f"the constructor call `{n.text}` (default arguments)")
     body = next((c for c in r.children if c.kind == "COMPOUND_STMT"), None)
-    if body is None or body.children:
-        em.fail(n, f"the constructor `{n.text}` (a constructor body with statements)")
-    inits: dict[str, object] = {}
-    kids = [c for c in r.children if c.kind not in ("PARM_DECL", "COMPOUND_STMT") and not c.kind.endswith("_ATTR")]
-    i = 0
-    while i < len(kids):
-        c = kids[i]
-        if c.kind != "MEMBER_REF" or i + 1 >= len(kids):
-            em.fail(n, f"the constructor `{n.text}` (a base class or delegating initialiser)")
-        inits[c.spelling] = kids[i + 1]
-        i += 2
+    if body is None:
+        em.fail(n, f"the constructor `{n.text}` (no body in this file)")
+    inits = member_inits(em, n, r)
+    if body.children:
+        # statements: a function `T T_ctor(args)` that builds the object on a local (body_prologue)
+        fn = em.u.fn_by_node.get(id(r))
+        if fn is None or not fn.is_device_code:
+            em.fail(n, f"the constructor `{n.text}` (not a device function)")
+        return em.user_call(fn, n, args=args, ctor=t)
     pids = {id(p): p for p in params}
     uses = {id(p): 0 for p in params}
     order = []
@@ -85,17 +86,53 @@ def construct(em, n, t, args) -> E | None:
         parts = []
         for fname, fnode in em.u.structs[t.name]:
             ft = em.decl_type(fnode)
-            init = inits.get(fname)
-            if init is None:    # a default member initialiser, else indeterminate in C++: zero here
-                d = [c for c in fnode.children if c.kind not in NON_EXPR and not c.kind.endswith("_ATTR")]
-                init = d[-1] if d else None
-            if init is None:
-                parts.append(em.zero(ft).text)
-            elif init.kind == "INIT_LIST_EXPR" or ft.kind == "struct" and init.kind == "CALL_EXPR":
-                parts.append(em.aggregate(init, ft).text)
-            else:
-                parts.append(em.conv(em.x(init), ft).text)
+            init = _field_init(fnode, inits.get(fname))
+            parts.append(em.zero(ft).text if init is None else _value(em, init, ft).text)
     finally:
         for k in bound:
             fr.consts.pop(k, None)
     return E(em.t.struct_constructor(em, t, parts), t)
+
+
+def member_inits(em, n, r) -> dict:
+    """{field: initialiser} of constructor r's member initialiser list."""
+    inits: dict[str, object] = {}
+    kids = [c for c in r.children if c.kind not in ("PARM_DECL", "COMPOUND_STMT") and not c.kind.endswith("_ATTR")]
+    i = 0
+    while i < len(kids):
+        c = kids[i]
+        if c.kind != "MEMBER_REF" or i + 1 >= len(kids):
+            em.fail(n, f"the constructor `{n.text}` (a base class or delegating initialiser)")
+        inits[c.spelling] = kids[i + 1]
+        i += 2
+    return inits
+
+
+def _field_init(fnode, init):
+    """The member initialiser, else the default member initialiser, else None (indeterminate in C++)."""
+    if init is None:
+        d = [c for c in fnode.children if c.kind not in NON_EXPR and not c.kind.endswith("_ATTR")]
+        init = d[-1] if d else None
+    return init
+
+
+def _value(em, init, ft) -> E:
+    if init.kind == "INIT_LIST_EXPR" or ft.kind == "struct" and init.kind == "CALL_EXPR":
+        return em.aggregate(init, ft)
+    return em.conv(em.x(init), ft)
+
+
+def body_prologue(em, fn, fr, t) -> None:
+    """The start of `T T_ctor(args)`: `self` zeroed (C++ leaves members without an initialiser indeterminate),
+    then each member initialised in declaration order, as C++ does, before the body runs on it."""
+    from porter.translate.kernel.methods import self_decl
+    d = self_decl(em, fn)
+    fr.self_decl, fr.self_type, fr.ctor = d, t, True
+    em.use_struct(t.name, fn.node)
+    name = em.name_of(d)
+    em.emit(f"{em.t.type_name(t, em)} {name} = {em.zero(t).text};")
+    inits = member_inits(em, fn.node, fn.node)
+    for fname, fnode in em.u.structs[t.name]:
+        init = _field_init(fnode, inits.get(fname))
+        if init is not None:
+            em.emit(f"{name}.{em.t.ident(fname)} = {_value(em, init, em.decl_type(fnode)).text};")

@@ -6,6 +6,7 @@ import math
 import re
 from porter.translate import warp_sizing
 from porter.translate.kernel import ctype as ct
+from porter.translate.kernel import methods
 from porter.translate.kernel import refs
 from porter.translate.kernel.ctype import BOOL, I32, U32, U64
 from porter.translate.kernel.target import (BINARY_PREC, PREC_ASSIGN, PREC_COMMA, PREC_COND, PREC_PRIMARY,
@@ -111,6 +112,9 @@ class ExpressionsMixin:
 
     def x_GNU_NULL_EXPR(self, n):
         self.fail(n, "a null pointer")
+
+    def x_CXX_THIS_EXPR(self, n):
+        self.fail(n, "`this` as a pointer value (a method may use its members and `*this`)")
 
     def x_UNEXPOSED_EXPR(self, n):
         if len(n.children) == 1:
@@ -235,8 +239,8 @@ class ExpressionsMixin:
         b = n.builtin()
         if b is not None:
             return self.t.thread_builtin(b[0], b[1], self)
-        if not n.children:
-            self.fail(n, f"member `{n.spelling}`")
+        if methods.is_self_member(n):
+            return methods.self_member(self, n, mode)
         base_n = n.children[0]
         bt = self.ty(base_n)
         arrow = "->" in self.model.source.slice(base_n.end, n.end)
@@ -297,6 +301,8 @@ class ExpressionsMixin:
         op = n.op
         c = n.children[0]
         t = self.ty(n)
+        if methods.is_deref_this(n):
+            return methods.self_value(self, n, mode)
         if op == "*":
             return E(self.ptr_lvalue(c, mode, deref=True), t.unqualified())
         if op == "&":
@@ -335,6 +341,8 @@ class ExpressionsMixin:
     def x_BINARY_OPERATOR(self, n, mode="r"):
         op = n.op
         a_n, b_n = n.children
+        if methods.struct_operands(self, n):
+            return methods.operator_call(self, n)
         if op == "=":
             return self.assign(n, a_n, b_n)
         if op == ",":
@@ -589,6 +597,8 @@ class ExpressionsMixin:
             return self.aggregate(src_n.strip, t)
         if t.kind == "vector" and src_n.strip.kind == "INIT_LIST_EXPR":
             return self.aggregate(src_n.strip, t)
+        if t.kind == "struct" and n.kind != "CXX_REINTERPRET_CAST_EXPR" and st.unqualified().same(t.unqualified()):
+            return self.x(src_n)         # `Acc(1.f)`: a converting constructor (or a copy) of the struct itself
         if n.kind == "CXX_REINTERPRET_CAST_EXPR":
             self.fail(n, f"`{n.text}`")
         e = self.x(src_n)

@@ -141,6 +141,11 @@ def place(em, n) -> Place | None:
         if bt.kind == "vector":
             return Place(base.key, base.space, base.path + (("m", str(idx_n.value)),), True)
         return Place(base.key, base.space, base.path + (("i", _index_key(idx_n)),))
+    if k == "MEMBER_REF_EXPR" and (not s.children or s.children[0].strip.kind == "CXX_THIS_EXPR"):
+        base = self_place(em)                      # a member of the method's own object
+        return Place(base.key, base.space, base.path + (("m", s.spelling),)) if base is not None else None
+    if k == "UNARY_OPERATOR" and s.op == "*" and s.children and s.children[0].strip.kind == "CXX_THIS_EXPR":
+        return self_place(em)
     if k == "MEMBER_REF_EXPR" and s.children:
         if s.builtin() is not None:
             return None
@@ -160,6 +165,55 @@ def place(em, n) -> Place | None:
         root, off = em.ptr(s.children[0])
         return Place(root.key, root.space, (("i", _index_key(None, off)),))
     return None
+
+
+def self_place(em) -> Place | None:
+    """The place of the object a method works on (methods.py's `self`): its reference binding (OpenCL), else the
+    parameter or local `self` itself."""
+    fr = em.frame
+    d = getattr(fr, "self_decl", None)
+    if d is None:
+        return None
+    b = _refs(fr).get(id(d))
+    return b.place if b is not None else Place(("scalar", em.name_of(d)), "private")
+
+
+def seed_self_writes(em, fn, decl, const: bool) -> None:
+    """Record whether method fn writes its object `decl` (methods.SelfDecl), for writes(): a const method
+    does not (C++ forbids it; `mutable` members are refused); otherwise a member of the object assigned,
+    passed on by non-const reference, `*this` written or handed out, or a non-const method called on it."""
+    memo = em.u.__dict__.setdefault("_ref_writes", {})
+    key = (id(fn.node), id(decl))
+    if key in memo:
+        return
+    memo[key] = None
+    out = False
+    if not const and fn.body is not None:
+        for n in fn.body.walk():
+            if n.kind == "MEMBER_REF_EXPR" and (not n.children or n.children[0].strip.kind == "CXX_THIS_EXPR"):
+                if n.ref_kind == "CXX_METHOD":
+                    callee = em._callee_fn(n.parent) if n.parent is not None else None
+                    w = callee is None or not _const_method(callee)
+                else:
+                    w = _use_writes(em, fn, n)
+            elif n.kind == "CXX_THIS_EXPR" and (n.parent is None or n.parent.kind != "MEMBER_REF_EXPR"):
+                p = n.parent
+                while p is not None and p.kind in ("PAREN_EXPR", "UNEXPOSED_EXPR"):
+                    p = p.parent
+                w = p is None or not (p.kind == "UNARY_OPERATOR" and p.op == "*") or _use_writes(em, fn, p)
+            else:
+                continue
+            if w:
+                out = True
+                break
+    memo[key] = out
+
+
+def _const_method(fn) -> bool:
+    try:
+        return fn.node.kind == "CXX_METHOD" and bool(fn.node._cursor.is_const_method())
+    except Exception:
+        return False
 
 
 def _refs(fr) -> dict:
@@ -211,7 +265,8 @@ def _use_writes(em, fn, n) -> bool:   # noqa: C901 (one case per parent kind)
             if p.children and p.children[0] is n:
                 if p.parent is not None and p.parent.kind == "CALL_EXPR" and p.parent.children and \
                         p.parent.children[0] is p:
-                    return True                    # a method call on the object
+                    callee = em._callee_fn(p.parent)   # a method call on the object: a const one only reads
+                    return callee is None or not _const_method(callee)
                 n = p
                 continue
             return False
@@ -275,6 +330,10 @@ def _call_use_writes(em, fn, call, n) -> bool:
         if em.parse_type(call.spelling or "").kind == "struct":
             return False                           # a copy constructor
         return _is_ptrlike(n)                      # builtins take values; a pointer may be written through
+    if callee.node.kind == "CXX_METHOD" and idx is not None and len(args) == len(callee.params) + 1:
+        if idx == 0:                               # a member operator's object
+            return not _const_method(callee)
+        idx -= 1
     if idx is None or idx >= len(callee.params):
         return True
     prm = callee.params[idx].node

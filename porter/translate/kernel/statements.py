@@ -110,7 +110,9 @@ class StatementsMixin:
 
     def s_RETURN_STMT(self, n):
         if not n.children:
-            self.emit("return;")
+            # a constructor's function returns the object it built (ctors.body_prologue)
+            ctor = getattr(self.frame, "ctor", False)
+            self.emit(f"return {self.name_of(self.frame.self_decl)};" if ctor else "return;")
             return
         fr = self.frame
         if fr.is_kernel:

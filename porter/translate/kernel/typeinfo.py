@@ -7,6 +7,7 @@ import re
 from porter.translate import warp_sizing
 from porter.translate.kernel import class_templates
 from porter.translate.kernel import ctype as ct
+from porter.translate.kernel import methods
 from porter.translate.kernel import refs
 from porter.translate.kernel.ctype import BOOL, NON_EXPR, CType, I32, I64, U32  # noqa: F401 (NON_EXPR re-exported)
 from porter.translate.kernel.target import E
@@ -59,7 +60,9 @@ class TypesMixin:
         if fr is not None and key in fr.types:
             return fr.types[key]
         if isinstance(decl, class_templates.FieldView):      # a field of a struct template's instance
-            t = self.parse_type(decl.type, decl.subst)
+            canon = decl.canonical_type.spelling or ""     # `uint` is a typedef the spelling does not resolve
+            dep = not canon or "type-parameter" in canon or "dependent" in canon
+            t = self.parse_type(decl.type if dep else canon, decl.subst)
             if fr is not None:
                 fr.types[key] = t
             return t
@@ -179,6 +182,15 @@ class TypesMixin:
         if k == "ARRAY_SUBSCRIPT_EXPR" and len(n.children) == 2:
             bt = self.ty(n.children[0])
             return element(bt)
+        if k == "MEMBER_REF_EXPR" and (not n.children or n.children[0].strip.kind == "CXX_THIS_EXPR"):
+            st = getattr(self.frame, "self_type", None)       # a member of a method's own object (methods.py)
+            for fname, fnode in self.u.structs.get(st.name if st is not None else "", []):
+                if fname == n.spelling:
+                    return self.decl_type(fnode)
+            return self.parse_type(n.type)
+        if k == "UNARY_OPERATOR" and n.op == "*" and n.children and n.children[0].strip.kind == "CXX_THIS_EXPR" \
+                and getattr(self.frame, "self_type", None) is not None:
+            return self.frame.self_type
         if k == "MEMBER_REF_EXPR" and n.children:
             bt = self.ty(n.children[0])
             if bt.kind == "vector":
@@ -193,6 +205,9 @@ class TypesMixin:
             view = class_templates.dependent_operator(self, n)     # `a + b` on T: an unresolved operator call
             if view is not None:
                 return self.ty(view)
+        if k == "BINARY_OPERATOR" and len(n.children) == 2 and methods.struct_operands(self, n):
+            return methods.result_type(self, methods.operator_fn(self, n, n.op, list(n.children)),
+                                       self.ty(n.children[0]).unqualified())
         if k == "BINARY_OPERATOR" and len(n.children) == 2:
             op = n.op
             if op in COMPARE or op in ("&&", "||"):
@@ -308,6 +323,22 @@ class TypesMixin:
         if init is not None and self.t.ballot_var(self, d, init):
             return self.t.ballot_decl(self, d, name, init)
         text = f"{self.t.type_name(t.unqualified(), self)} {name}"
+        from porter.translate.kernel import ctors
+        if t.kind == "struct" and ctors.user_ctors(self, t.name):
+            # `Pair<T> p(a, b);` in a template: clang keeps the arguments as the declaration's children (the
+            # template's own arguments `Dims<int, 2>` are children too: only what follows `name(` counts);
+            # `Rec<T> r;` is the default constructor, never an uninitialised local
+            src = self.model.source
+            after = re.compile(r"\b" + re.escape(d.spelling) + r"\s*\(")
+            args = [c for c in d.children if c.kind not in NON_EXPR and not c.kind.endswith("_ATTR")
+                    and after.search(src.slice(d.start, c.start))]
+            bare = init is None or init.kind in ("CALL_EXPR", "CXX_CONSTRUCT_EXPR") and not init.children and \
+                not args and self.callee_name(init) in ("", t.name, ctors.struct_node(self, t.name).spelling)
+            if args and (len(args) > 1 or self.ty(args[0]).kind in ("scalar", "vector")) or bare:
+                e = ctors.construct(self, d, t.unqualified(), args)
+                if e is None:
+                    self.fail(d, f"the initialisation `{d.text}`")
+                return [f"{text} = {e.text};"]
         if init is not None:
             if init.kind == "INIT_LIST_EXPR":
                 e = self.aggregate(init, t)
@@ -389,7 +420,8 @@ class TypesMixin:
                 parts.append(self.zero(t.elem).text)
             return E(self.t.vector_constructor(self, t, parts), t)
         if t.kind == "struct":
-            if init.kind in ("CALL_EXPR", "CXX_CONSTRUCT_EXPR", "CXX_TEMPORARY_OBJECT_EXPR"):
+            # `T v(a, b)` and `T v = {a, b}` with constructors: a constructor, not the fields in order
+            if init.kind in ("CALL_EXPR", "CXX_CONSTRUCT_EXPR", "CXX_TEMPORARY_OBJECT_EXPR", "INIT_LIST_EXPR"):
                 from porter.translate.kernel import ctors   # (lazy: ctors is the heavier module)
                 e = ctors.construct(self, init, t, items)   # `T v(a, b)`: its constructor, not field order
                 if e is not None:
