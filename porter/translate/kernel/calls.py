@@ -26,6 +26,7 @@ class Frame:
     ballots: set = field(default_factory=set)    # id(decl) of locals holding a subgroup ballot
     ret: CType = ct.VOID
     types: dict = field(default_factory=dict)
+    globals: list = field(default_factory=list)  # buffers of file-scope device variables it uses (in order)
 
 
 class CallsMixin:
@@ -308,6 +309,10 @@ class CallsMixin:
                 call_args += self.t.pointer_arg(self, v, off, a)
             else:
                 call_args.append(v.text)
+        for g in self.fn_globals.get(key, ()):      # file-scope device variables the callee touches
+            if not self.frame.is_kernel and g not in self.frame.globals:
+                self.frame.globals.append(g)
+            call_args += self.t.device_global_args(self, self.buffers[g])
         rt = self.call_type(n)
         return E(f"{fname}({', '.join(call_args)})", rt.unqualified())
 
@@ -342,6 +347,9 @@ class CallsMixin:
             self.fail(call_node, f"`{fn.name}` has no body in this file")
         self.block_children(fn.body)
         self.fn_demands[key] = getattr(fr, "demands", {})
+        self.fn_globals[key] = list(fr.globals)
+        for g in fr.globals:
+            params += self.t.device_global_params(self, self.buffers[g])
         body = self.lines
         head = self.t.function_head(self, fr.ret, fname, params)
         text = "\n".join([head + " {"] + body + ["}"])
