@@ -27,6 +27,7 @@ class Frame:
     ballots: set = field(default_factory=set)    # id(decl) of locals holding a subgroup ballot
     ret: CType = ct.VOID
     types: dict = field(default_factory=dict)
+    globals: list = field(default_factory=list)  # buffers of file-scope device variables it uses (in order)
 
 
 class CallsMixin:
@@ -327,6 +328,10 @@ class CallsMixin:
                 call_args += self.t.pointer_arg(self, v, off, a)
             else:
                 call_args.append(v.text)
+        for g in self.fn_globals.get(key, ()):      # file-scope device variables the callee touches
+            if not self.frame.is_kernel and g not in self.frame.globals:
+                self.frame.globals.append(g)
+            call_args += self.t.device_global_args(self, self.buffers[g])
         rt = ctor if ctor is not None else ret if ret is not None else self.call_type(n)
         return E(f"{fname}({', '.join(call_args)})", rt.unqualified())
 
@@ -366,6 +371,9 @@ class CallsMixin:
         self.fn_demands[key] = getattr(fr, "demands", {})
         if ctor is not None:
             self.emit(f"return {self.name_of(fr.self_decl)};")
+        self.fn_globals[key] = list(fr.globals)
+        for g in fr.globals:
+            params += self.t.device_global_params(self, self.buffers[g])
         body = self.lines
         head = self.t.function_head(self, fr.ret, fname, params)
         text = "\n".join([head + " {"] + body + ["}"])

@@ -10,6 +10,7 @@ from porter.analysis.affine import analysis
 from porter.frontend.model import MAX_NESTING
 from porter.translate import warp_sizing
 from porter.translate.kernel import coop
+from porter.translate.kernel import device_globals
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import refs
 from porter.translate.kernel.calls import CallsMixin, Frame
@@ -90,6 +91,8 @@ class KernelEmitter(TypesMixin, StatementsMixin, ExpressionsMixin, PointersMixin
         self.contracts: dict = {}                  # GLSL: kernel parameter -> (multiple it must be, node)
         self.block_contract: int | None = None     # GLSL: blockDim.x must be a multiple of it in a 2-D/3-D block
         self.fn_demands: dict = {}                 # specialisation key -> {id(param decl): multiple}
+        self.device_globals: dict = {}             # id(file-scope decl) -> buffer info (device_globals.py)
+        self.fn_globals: dict = {}                 # specialisation key -> device variables it touches
 
     # ------------------------------------------------------------------ bookkeeping
     def need(self, ext: str | None = None, feature: str | None = None, subgroup: str | None = None):
@@ -118,6 +121,13 @@ class KernelEmitter(TypesMixin, StatementsMixin, ExpressionsMixin, PointersMixin
     def access(self, root: Root, mode: str):
         s = self.roots_rw.setdefault(root.key, set())
         s.update(mode)
+
+    def is_device_global(self, decl) -> bool:
+        return device_globals.is_device_global(self, decl)
+
+    def device_global(self, decl, node) -> str:
+        """The buffer name standing for a file-scope device variable (device_globals.py)."""
+        return device_globals.use(self, decl, node)
 
     # ------------------------------------------------------------------ names
     def name_of(self, decl) -> str:

@@ -6,6 +6,7 @@ import math
 import re
 from porter.translate import warp_sizing
 from porter.translate.kernel import ctype as ct
+from porter.translate.kernel import device_globals
 from porter.translate.kernel import methods
 from porter.translate.kernel import refs
 from porter.translate.kernel.ctype import BOOL, I32, U32, U64
@@ -217,6 +218,13 @@ class ExpressionsMixin:
     def global_var(self, n, r, mode) -> E:
         """File-scope variables: constants fold; initialised __constant__ arrays become target constants."""
         t = self.decl_type(r)
+        if device_globals.is_device_global(self, r):
+            name = device_globals.use(self, r, n)
+            if t.kind == "array":
+                self.fail(n, f"the device array `{r.spelling}` used as a value")
+            root = self.buffers[name]["root"]
+            text = self.t.deref(self, root, None, None, mode, n)
+            return E(text, t.unqualified(), PREC_UNARY if text.startswith("*") else PREC_PRIMARY)
         v = n.value
         if t.kind == "scalar" and isinstance(v, (int, float)) and not isinstance(v, bool):
             return E(self.t.literal(v, t.unqualified(), self), t.unqualified(), lit=v)
@@ -285,7 +293,9 @@ class ExpressionsMixin:
     def _decays_to_root(self, base_n) -> bool:
         """An array expression used through a pointer binding (an array parameter of a device function)."""
         s = base_n.strip
-        return s.kind == "DECL_REF_EXPR" and s.ref is not None and id(s.ref) in self.frame.ptrs
+        # a file-scope device array is a buffer (device_globals.py): indexed like one
+        return s.kind == "DECL_REF_EXPR" and s.ref is not None and (id(s.ref) in self.frame.ptrs or
+                                                                    self.is_device_global(s.ref))
 
     def index(self, e: E, n=None) -> E:
         t = e.ct

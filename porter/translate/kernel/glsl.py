@@ -9,6 +9,7 @@ import re
 
 from porter.translate import warp_sizing
 from porter.translate.kernel import ctype as ct
+from porter.translate.kernel import device_globals
 from porter.translate.kernel import intrinsics
 from porter.translate.kernel.ctype import BOOL, I32, U32, CType
 from porter.translate.kernel.glsl_builtins import SHUFFLES, GlslBuiltins
@@ -151,6 +152,7 @@ class GlslTarget(GlslBuiltins, Target):
         """Layouts (buffers, parameter block, shared memory, spec constants) decided once; a parameter or
         buffer whose bytes differ between CUDA and std430 fails here, with its location."""
         structs = {k: em.struct_fields(k) for k in em.struct_used}
+        device_globals.in_order(em)
         buffers = []
         for i, (name, info) in enumerate(em.buffers.items()):
             elem = info["elem"].unqualified()
@@ -206,6 +208,9 @@ class GlslTarget(GlslBuiltins, Target):
             size = ct.size_align(elem, blayout, structs)[0]
             entry = {"name": info["cuda_name"], "set": 0, "binding": i, "type": mtype(elem), "elem_size": size,
                      "access": access, "restrict": bool(info["restrict"]), "_decl": decl}
+            if "count" in info:       # a file-scope device variable: the host makes it once per program
+                entry["device_global"] = True
+                entry["_device_global"] = device_globals.manifest_entry(info, structs, binding=i)
             if info.get("alias_bits"):
                 b = info["alias_bits"]
                 ut = "uint" if b == 32 else "uint64_t"

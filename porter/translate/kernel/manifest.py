@@ -180,6 +180,10 @@ def glsl_manifest(label, em, shape, local_size, local_known, buffers, playout: P
         "launch": {"grid": grid, "block": shape.block if shape is not None else [None, None, None],
                    "dynamic_shared_bytes": shape.shmem if shape is not None else 0},
     }
+    dev = [b["_device_global"] for b in buffers if "_device_global" in b]
+    if dev:
+        # one buffer per program for each: bound at its binding in every kernel that lists it, initialised once
+        man["device_globals"] = dev
     if em.contracts:
         # launch contracts: a byte offset (pitch) converted to an element offset is exact only for these values;
         # the host must refuse a launch that breaks one (the CUDA access would be misaligned there)
@@ -216,6 +220,9 @@ def opencl_manifest(label, em, shape, local_size, local_known, params, local_arg
         # warp code in a block of the host's choosing: subgroups are runs of linear ids only with whole rows
         man.setdefault("requires", []).append({"block_x_multiple_of": em.block_contract,
                                                "when": "the block has more than one row (y or z > 1)"})
+    if em.cl.get("device_globals"):
+        # one buffer per program for each: passed at its index to every kernel that lists it, initialised once
+        man["device_globals"] = em.cl["device_globals"]
     if em.instance is not None:
         man["template_args"] = {k: (v if isinstance(v, int) else str(v)) for k, v in em.instance.args.items()}
     return man

@@ -10,6 +10,7 @@ import re
 
 from porter.translate import warp_sizing
 from porter.translate.kernel import ctype as ct
+from porter.translate.kernel import device_globals
 from porter.translate.kernel.ctype import I32, U32, CType
 from porter.translate.kernel.manifest import DEFAULT_LOCAL_SIZE, cl_type_name, opencl_manifest
 from porter.translate.kernel.opencl_builtins import ATOMIC_CL, SHUFFLES, SPACE, OpenclBuiltins
@@ -84,6 +85,7 @@ class OpenclTarget(OpenclBuiltins, Target):
         em.warp_emulated = None
 
     def end_kernel(self, em):
+        device_globals.in_order(em)
         for p in em.params:     # a buffer of structs needs the struct's definition in the program
             elem = p["info"].get("elem") if p["kind"] == "buffer" else None
             if elem is not None and elem.kind == "struct":
@@ -126,6 +128,12 @@ class OpenclTarget(OpenclBuiltins, Target):
                     mt = cl_type_name(t)
                 manifest_params.append({"name": info["cuda_name"], "kind": "scalar", "index": len(params) - 1,
                                         "type": mt, "size": ct.c_size(t, structs) or 4})
+        device_vars = []
+        for info in em.device_globals.values():    # after the CUDA parameters, before dynamic __local ones
+            params.append(self._device_global_decl(em, info))
+            device_vars.append(device_globals.manifest_entry(info, structs, index=len(params) - 1))
+            manifest_params.append({"name": info["cuda_name"], "kind": "device_global", "index": len(params) - 1,
+                                    "type": cl_type_name(info["elem"]), "count": info["count"]})
         for info in em.shared.values():
             need = warp_sizing.extern_slots(em, info["node"]) if info["extern"] else None
             if need:
@@ -153,6 +161,7 @@ class OpenclTarget(OpenclBuiltins, Target):
         known = all(isinstance(v, int) for v in block)
         local = [v if isinstance(v, int) else d for v, d in zip(block, DEFAULT_LOCAL_SIZE)]
         em.cl = {"params": params, "manifest_params": manifest_params, "local_args": local_args,
+                 "device_globals": device_vars,
                  "local_size": local, "local_known": known, "structs": structs}
         if em.warp_emulated is not None:
             em.note("CP907", em.warp_emulated, "OpenCL 1.2 has no sub-groups: warp operations run on one-lane "
@@ -387,7 +396,7 @@ class OpenclTarget(OpenclBuiltins, Target):
                 if any(c.kind == "CUDASHARED_ATTR" for c in r.children) and em.name_of(r) not in em.shared:
                     em.shared_decl(r)
                 if em.model.function_of(r) is None:
-                    return E(em.global_var_ref(r), t)
+                    return E(em.global_var_ref(r, n), t)
                 return E(em.name_of(r), t)
         if k == "BINARY_OPERATOR" and n.op in ("+", "-"):
             a_n, b_n = n.children
@@ -463,6 +472,16 @@ class OpenclTarget(OpenclBuiltins, Target):
 
     def pointer_arg(self, em, root: Root, off, node) -> list[str]:
         return [self.native(em, node).text]
+
+    def device_global_params(self, em, info) -> list[str]:
+        return [self._device_global_decl(em, info)]
+
+    def device_global_args(self, em, info) -> list[str]:
+        return [info["name"]]
+
+    def _device_global_decl(self, em, info) -> str:
+        const = "const " if info["const"] or em.roots_rw.get(("buffer", info["name"])) == {"r"} else ""
+        return f"__global {const}{self.type_name(info['elem'], em)}* {info['name']}"
 
     def function_name(self, em, fn, key, subst, binds) -> str:
         base = self.ident(fn.name)

@@ -34,8 +34,8 @@ class PtrBinding:
 
 class PointersMixin:
     # ------------------------------------------------------------------ pointers
-    def root_of_decl(self, decl) -> Root | None:
-        """Root for an array declaration (shared, local, constant)."""
+    def root_of_decl(self, decl, at=None) -> Root | None:
+        """Root for an array declaration (shared, local, constant); `at`: the use (where a refusal points)."""
         t = self.decl_type(decl)
         if t.kind != "array":
             return None
@@ -45,6 +45,8 @@ class PointersMixin:
             name = self.name_of(decl)
             return Root(name, "shared", element(t) if len(t.dims) == 1 else ct.array(t.elem, t.dims[1:]),
                         "local", decl, t.dims)
+        if self.is_device_global(decl):
+            return self.buffers[self.device_global(decl, at or decl)]["root"]
         if self.model.function_of(decl) is None:
             e = self.global_var_ref(decl)
             return Root(e, "constant", element(t) if len(t.dims) == 1 else ct.array(t.elem, t.dims[1:]),
@@ -52,7 +54,9 @@ class PointersMixin:
         return Root(self.name_of(decl), "local", element(t) if len(t.dims) == 1 else ct.array(t.elem, t.dims[1:]),
                     "private", decl, t.dims)
 
-    def global_var_ref(self, decl) -> str:
+    def global_var_ref(self, decl, at=None) -> str:
+        if self.is_device_global(decl):
+            return self.device_global(decl, at or decl)
         t = self.decl_type(decl)
         is_const = any(c.kind == "CUDACONSTANT_ATTR" for c in decl.children) or t.const or \
             (t.kind == "array" and t.elem.const)
@@ -93,7 +97,7 @@ class PointersMixin:
             b = fr.ptrs.get(id(r))
             if b is not None:
                 return self.t.binding_value(self, b)
-            root = self.root_of_decl(r)
+            root = self.root_of_decl(r, s)
             if root is not None:
                 return root, None
             self.fail(s, f"pointer `{s.spelling}` whose target is unknown")
@@ -123,6 +127,8 @@ class PointersMixin:
                 t = self.decl_type(r)
                 if refs.bound(self, r):
                     self.fail(s, f"the address of the reference `{r.spelling}`")
+                if self.is_device_global(r) and t.kind != "array":
+                    return self.buffers[self.device_global(r, c)]["root"], None
                 if r.kind == "VAR_DECL" and self.model.function_of(r) is None:
                     # not a private scalar: one variable of the whole device, which no binding carries yet
                     self.fail(s, f"the address of the file-scope device variable `{r.spelling}` (file-scope "
@@ -372,7 +378,7 @@ class PointersMixin:
         while s.kind == "ARRAY_SUBSCRIPT_EXPR":
             s = s.children[0].strip
         if s.kind == "DECL_REF_EXPR" and s.ref is not None:
-            r = self.root_of_decl(s.ref)
+            r = self.root_of_decl(s.ref, s)
             if r is not None:
                 return r
         self.fail(n, f"the array `{n.text}`")

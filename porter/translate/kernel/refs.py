@@ -121,7 +121,7 @@ def place(em, n) -> Place | None:
             root, _off = em.ptr(s)
             return Place(root.key, root.space)
         if t.kind == "array":
-            root = em.root_of_decl(r)
+            root = em.root_of_decl(r, s)
             return Place(root.key, root.space)
         shared = any(c.kind == "CUDASHARED_ATTR" for c in r.children)
         if shared:

@@ -295,6 +295,15 @@ class Target(abc.ABC):
     def pointer_arg(self, em, root, off, node):
         """Argument texts passing a pointer into `root` at offset `off`."""
 
+    def device_global_params(self, em, info) -> list[str]:
+        """Extra parameters of a device function touching a file-scope device variable (GLSL: none, the
+        buffer is global)."""
+        return []
+
+    def device_global_args(self, em, info) -> list[str]:
+        """The arguments passing it (device_globals.py)."""
+        return []
+
     @abc.abstractmethod
     def function_name(self, em, fn, key, subst, binds):
         """The name of the specialisation of device function `fn` for `key`."""

@@ -89,6 +89,14 @@ class ClSession(Session):
         if block[0] * block[1] * block[2] > device.max_work_group_size:
             raise CompileError(f"block {block} exceeds the device's max work-group size "
                                f"{device.max_work_group_size}")
+        # file-scope device variables are parameters after the kernel's own (manifest "device_globals"): the
+        # spec lists them in the signature at the same place, as arrays of their element count
+        order = list(arrays)
+        for g in (manifest or {}).get("device_globals") or []:
+            if g["name"] not in arrays or order.index(g["name"]) != g["index"] or \
+                    np.asarray(arrays[g["name"]]).size != g["count"]:
+                raise CompileError(f"device variable '{g['name']}' ({g['type']}[{g['count']}]) must be argument "
+                                   f"{g['index']} of the signature (manifest \"device_globals\")")
         mf = cl.mem_flags
         self.arrays, self.buffers, args = arrays, {}, []
         for name, value in arrays.items():

@@ -418,6 +418,11 @@ class VkSession(Session):
         _check_launch(ctx, self.grid, block)
         spirv = compile_glsl(source_text, case.define_flags())
         by_name = {b["name"]: b for b in manifest.get("buffers", [])}
+        for g in manifest.get("device_globals", []):
+            # a file-scope device variable: the spec gives its buffer (an array of its element count)
+            if g["name"] not in arrays or np.asarray(arrays[g["name"]]).size != g["count"]:
+                raise CompileError(f"device variable '{g['name']}' ({g['type']}[{g['count']}]) is not in the "
+                                   "signature (manifest \"device_globals\")")
         for name, b in by_name.items():
             if name not in arrays or not isinstance(arrays[name], np.ndarray):
                 raise CompileError(f"manifest buffer '{name}' is not an array parameter of the kernel")
