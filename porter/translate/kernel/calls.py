@@ -308,6 +308,7 @@ class CallsMixin:
                 call_args += self.t.pointer_arg(self, v, off, a)
             else:
                 call_args.append(v.text)
+        call_args += self.t.call_extra_args(self, key)
         rt = self.call_type(n)
         return E(f"{fname}({', '.join(call_args)})", rt.unqualified())
 

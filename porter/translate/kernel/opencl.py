@@ -10,6 +10,7 @@ import re
 
 from porter.translate import warp_sizing
 from porter.translate.kernel import ctype as ct
+from porter.translate.kernel import opencl_local
 from porter.translate.kernel.ctype import I32, U32, CType
 from porter.translate.kernel.manifest import DEFAULT_LOCAL_SIZE, cl_type_name, opencl_manifest
 from porter.translate.kernel.opencl_builtins import ATOMIC_CL, SHUFFLES, SPACE, OpenclBuiltins
@@ -68,6 +69,7 @@ class OpenclTarget(OpenclBuiltins, Target):
         em.prologue = []
         em.local_decls = []
         em.cl_warp_size = 1 if self.subgroups == "none" else None
+        em.cl_fn_locals = {}      # device function specialisation -> the __local arrays it takes (opencl_local)
         em.cl_name = re.sub(r"\W+", "_", em.label).strip("_")
         if em.cl_name in BUILTINS or em.cl_name in RESERVED or "__" in em.cl_name or \
                 em.cl_name.startswith(("atomic_", "atom_", "convert_", "as_", "vload", "vstore", "get_")):
@@ -354,9 +356,13 @@ class OpenclTarget(OpenclBuiltins, Target):
         return E(name, t.unqualified())
 
     def shared_declared(self, em, info):
-        if not em.frame.is_kernel:
-            em.fail(info["node"], f"`__shared__ {info['name']}` declared in a device function (OpenCL allows "
-                    "__local variables at kernel scope only)")
+        opencl_local.declared(em, info)     # hoisted to the kernel, passed down as a parameter
+
+    def call_extra_args(self, em, key) -> list[str]:
+        return opencl_local.call_args(em, key)
+
+    def use_local(self, em, name):
+        opencl_local.use(em, name)
 
     def binding_value(self, em, b: PtrBinding):
         return b.root, b.off
@@ -494,6 +500,7 @@ class OpenclTarget(OpenclBuiltins, Target):
         return f"{sp + ' ' if sp else ''}{quals}{self.type_name(t, em)}*"
 
     def function_head(self, em, ret, name, params) -> str:
+        params = list(params) + opencl_local.params(em)
         return f"{self.type_name(ret, em)} {name}({', '.join(params) or 'void'})"
 
     def ballot_var(self, em, d, init) -> bool:

@@ -303,6 +303,14 @@ class Target(abc.ABC):
     def ref_param(self, em, t, name, written, space, const, volatile):
         """Declaration of a reference parameter `name` (written: the callee assigns it)."""
 
+    def call_extra_args(self, em, key) -> list[str]:
+        """Argument texts a call of the device function specialisation `key` passes besides the call's own
+        (OpenCL: the kernel-scope `__local` arrays the function uses)."""
+        return []
+
+    def use_local(self, em, name):
+        """The function being emitted uses the kernel-scope shared array `name` (OpenCL: passed down to it)."""
+
     @abc.abstractmethod
     def function_head(self, em, ret, name, params):
         """The head `ret name(params)` of a device function."""
