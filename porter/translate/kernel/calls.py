@@ -332,6 +332,8 @@ class CallsMixin:
             if not self.frame.is_kernel and g not in self.frame.globals:
                 self.frame.globals.append(g)
             call_args += self.t.device_global_args(self, self.buffers[g])
+        # then the target's own (OpenCL: __local arrays passed down; function_head puts them last as well)
+        call_args += self.t.call_extra_args(self, key)
         rt = ctor if ctor is not None else ret if ret is not None else self.call_type(n)
         return E(f"{fname}({', '.join(call_args)})", rt.unqualified())
 

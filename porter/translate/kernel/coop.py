@@ -454,9 +454,7 @@ def _block_reduce(em, op, n, args):
         comb = comb.replace("s[", f"{store}[")
         s_ = store
     else:
-        if not em.frame.is_kernel:
-            em.fail(n, "a CUB block reduction inside a device function: OpenCL allows __local memory at kernel "
-                       "scope only (call it in the kernel)")
+        em.t.use_local(em, store)      # in a device function: declared by the kernel, passed down
         em.shared.setdefault(store, {"name": store, "type": ct.array(t, (threads,)), "elem": t, "extern": False,
                                      "node": None, "dims": (threads,)})
         tid = "(uint)(get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2)))"

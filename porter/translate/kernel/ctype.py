@@ -311,7 +311,9 @@ def c_size(t: CType, structs: dict | None = None) -> int | None:
         off, al = 0, 1
         for _n, ft in structs[t.name]:
             s = c_size(ft, structs)
-            a = s if ft.kind == "scalar" else (min(16, s) if ft.kind == "vector" else 4)
+            # CUDA aligns vectors to their size, except 3-vectors: to their element (float3 at 4, double3 at 8)
+            a = s if ft.kind == "scalar" else (
+                (s // 3 if ft.n == 3 else min(16, s)) if ft.kind == "vector" else 4)
             if s is None:
                 return None
             off = (off + a - 1) // a * a + s

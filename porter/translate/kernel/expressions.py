@@ -33,7 +33,9 @@ class ExpressionsMixin:
         m = getattr(self, "x_" + k, None)
         if m is None:
             self.fail(n, f"expression `{k.lower()}`")
-        return m(n, mode) if k in MODE_KINDS else m(n)
+        if k in MODE_KINDS:
+            return self.t.place(self, n, m(n, mode))
+        return m(n)
 
     def macro_constant(self, n) -> E | None:
         if not self.t.named_constants:
@@ -538,6 +540,8 @@ class ExpressionsMixin:
             rv = self.aggregate(b_n.strip, at)
         else:
             rv = self.conv(self.x(b_n), at.unqualified(), implicit_ok=True)
+        if lv.tt.kind == "struct" and at.kind != "struct":
+            rv = self.conv(rv, lv.tt)       # stored in the target's representation of the place (Target.place)
         return E(f"{lv.paren(PREC_UNARY)} = {rv.paren(PREC_ASSIGN)}", at.unqualified(), PREC_ASSIGN)
 
     def x_COMPOUND_ASSIGNMENT_OPERATOR(self, n, mode="r"):
@@ -560,6 +564,14 @@ class ExpressionsMixin:
                 self.fail(n, f"`{n.text}` (signed remainder of an lvalue with side effects)")
             r = self.t.signed_remainder(self, self.conv(self.x(a_n), c), self.conv(b, c), c)
             return E(f"{lv.paren(PREC_UNARY)} = {self.conv(r, at).paren(PREC_ASSIGN)}", at, PREC_ASSIGN)
+        if at.kind != "struct" and self.x(a_n, "rw").tt.kind == "struct":
+            # a place the target represents otherwise (Target.place): a = A(a op b), read and stored through it
+            if not self._pure(a_n):
+                self.fail(n, f"`{n.text}` (compound assignment to an lvalue with side effects)")
+            lv = self.x(a_n, "rw")
+            val = self.binary_value(bop, self.conv(self.x(a_n), at), b, n)
+            return E(f"{lv.paren(PREC_UNARY)} = {self.conv(self.conv(val, at), lv.tt).paren(PREC_ASSIGN)}", at,
+                     PREC_ASSIGN)
         if c.same(at) or self.t.c_conversions:
             lv = self.x(a_n, "rw")
             b = self.conv(b, at, implicit_ok=True)

@@ -11,6 +11,8 @@ import re
 from porter.translate import warp_sizing
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import device_globals
+from porter.translate.kernel import opencl_local
+from porter.translate.kernel import opencl_vec3 as v3
 from porter.translate.kernel.ctype import I32, U32, CType
 from porter.translate.kernel.manifest import DEFAULT_LOCAL_SIZE, cl_type_name, opencl_manifest
 from porter.translate.kernel.opencl_builtins import ATOMIC_CL, SHUFFLES, SPACE, OpenclBuiltins
@@ -69,6 +71,8 @@ class OpenclTarget(OpenclBuiltins, Target):
         em.prologue = []
         em.local_decls = []
         em.cl_warp_size = 1 if self.subgroups == "none" else None
+        em.cl_packed = {}         # 3-vector type -> its packed definition (opencl_vec3)
+        em.cl_fn_locals = {}      # device function specialisation -> the __local arrays it takes (opencl_local)
         em.cl_name = re.sub(r"\W+", "_", em.label).strip("_")
         if em.cl_name in BUILTINS or em.cl_name in RESERVED or "__" in em.cl_name or \
                 em.cl_name.startswith(("atomic_", "atom_", "convert_", "as_", "vload", "vstore", "get_")):
@@ -96,18 +100,14 @@ class OpenclTarget(OpenclBuiltins, Target):
             info = p["info"]
             if p["kind"] == "buffer":
                 elem = info["elem"]
-                if elem.kind == "vector" and elem.n == 3:
-                    em.fail(info["node"], f"buffer `{info['cuda_name']}` of `{elem}` (OpenCL's 3-vectors are 16 "
-                            "bytes, CUDA's 12)")
                 if elem.kind == "scalar" and elem.is_bool:
                     em.fail(info["node"], f"buffer `{info['cuda_name']}` of `bool`")
-                if _vec3_inside(elem, structs):
-                    em.fail(info["node"], f"buffer `{info['cuda_name']}` of `{elem}`, a struct with a 3-vector member "
-                            "(OpenCL's 3-vectors are 4 elements wide, CUDA's 3: the members' offsets differ)")
                 rw = em.roots_rw.get(("buffer", info["name"]), set())
                 const = "const " if elem.const or rw == {"r"} else ""
                 rest = " restrict" if info["restrict"] else ""
-                params.append(f"__global {const}{self.type_name(elem.unqualified(), em)}*{rest} {info['name']}")
+                # a 3-vector in CUDA's 12-byte layout (opencl_vec3)
+                mem = v3.memory_type(em, elem.unqualified())
+                params.append(f"__global {const}{self.type_name(mem, em)}*{rest} {info['name']}")
                 access = "readonly" if const else ("writeonly" if rw == {"w"} else "readwrite")
                 manifest_params.append({"name": info["cuda_name"], "kind": "buffer", "index": len(params) - 1,
                                         "type": cl_type_name(elem.unqualified()),
@@ -115,9 +115,6 @@ class OpenclTarget(OpenclBuiltins, Target):
             else:
                 t = info["type"]
                 name = info["name"]
-                if _vec3_inside(t, structs):
-                    em.fail(info["node"], f"parameter `{info['cuda_name']}` of `{t}`, a struct with a 3-vector member "
-                            "(OpenCL's 3-vectors are 4 elements wide, CUDA's 3: the members' offsets differ)")
                 if t.kind == "scalar" and t.is_bool:
                     # bool is not a valid kernel argument type in OpenCL C
                     params.append(f"uint {name}_arg")
@@ -176,6 +173,7 @@ class OpenclTarget(OpenclBuiltins, Target):
             result.text = ""
             return
         exts, structs, consts, helpers, functions, kernels = [], {}, {}, {}, {}, []
+        packed = {}
         for label, em, shape in outputs:
             # everything shares one file: a kernel whose definitions clash with an earlier one is not emitted
             clash = [n for n, (text, _t, _v) in em.consts.items() if consts.get(n, text) != text]
@@ -191,6 +189,8 @@ class OpenclTarget(OpenclBuiltins, Target):
             for e in em.extensions:
                 if e not in exts:
                     exts.append(e)
+            for name, text in em.cl_packed.items():
+                packed.setdefault(name, text)
             for name, fields in em.cl["structs"].items():
                 structs.setdefault(name, self.struct_text(em, name, fields))
             for name, (text, _t, _v) in em.consts.items():
@@ -214,11 +214,12 @@ class OpenclTarget(OpenclBuiltins, Target):
         header = [f"cuport translate --to opencl: {os.path.basename(result.path)} (OpenCL C 1.2)",
                   "host: global size = CUDA grid * block per dimension, local size = CUDA block"]
         result.text = render("opencl/kernel.cl.j2", header=header, extensions=exts,
-                             warp_size=1 if emulated else None, structs=list(structs.values()),
+                             warp_size=1 if emulated else None, structs=list(packed.values()) + list(structs.values()),
                              constants=[f"#define {n} {t}" for n, t in consts.items()],
                              helpers=list(helpers.values()), functions=list(functions.values()), kernels=kernels)
 
     def struct_text(self, em, name, fields) -> str:
+        fields = [(f, v3.struct_field_type(em, t)) for f, t in fields]     # 3-vector members in CUDA's layout
         body = "\n".join(f"    {self.array_decl(em, t, f) if t.kind == 'array' else self.type_name(t, em) + ' ' + f};"
                          for f, t in fields)
         return f"typedef struct {self.ident(name)}\n{{\n{body}\n}} {self.ident(name)};"
@@ -263,6 +264,12 @@ class OpenclTarget(OpenclBuiltins, Target):
     def convert(self, e: E, dst: CType, em=None, explicit=False, implicit_ok=False) -> E:
         src = e.tt.unqualified() if e.tt is not None else e.ct
         dst = dst.unqualified()
+        if v3.is_packed(src) and not v3.is_packed(dst):
+            e = v3.load(em, e, src)      # a 3-vector in CUDA's layout read as an OpenCL vector
+            src = e.ct.unqualified()
+        elif v3.is_packed(dst):
+            return v3.store(em, self.convert(e, e.ct if v3.is_vec3(e.ct) else dst, em), dst) \
+                if not v3.is_packed(src) else e
         if dst.kind in ("unknown", "void") or src.kind == "unknown":
             return e
         if src == dst:
@@ -300,7 +307,10 @@ class OpenclTarget(OpenclBuiltins, Target):
         return f"({self.type_name(t, em)})({', '.join(parts)})"
 
     def struct_constructor(self, em, t: CType, parts) -> str:
-        return f"({self.type_name(t, em)}){{{', '.join(parts)}}}"
+        return f"({self.type_name(t, em)}){{{', '.join(v3.pack_parts(em, t, parts))}}}"
+
+    def place(self, em, n, e: E) -> E:
+        return v3.place(em, n, e)
 
     def loop_attribute(self, em, hint: str) -> str:
         if hint == "unroll":
@@ -363,9 +373,13 @@ class OpenclTarget(OpenclBuiltins, Target):
         return E(name, t.unqualified())
 
     def shared_declared(self, em, info):
-        if not em.frame.is_kernel:
-            em.fail(info["node"], f"`__shared__ {info['name']}` declared in a device function (OpenCL allows "
-                    "__local variables at kernel scope only)")
+        opencl_local.declared(em, info)     # hoisted to the kernel, passed down as a parameter
+
+    def call_extra_args(self, em, key) -> list[str]:
+        return opencl_local.call_args(em, key)
+
+    def use_local(self, em, name):
+        opencl_local.use(em, name)
 
     def binding_value(self, em, b: PtrBinding):
         return b.root, b.off
@@ -386,6 +400,9 @@ class OpenclTarget(OpenclBuiltins, Target):
                 it = em.ty(inner[-1])
                 pe = ct.array(it.elem, it.dims[1:]) if it.kind == "array" and len(it.dims) > 1 else it.elem
                 if it.kind in ("pointer", "array") and pe.unqualified() != t.elem.unqualified():
+                    if root.space != "global" and (v3.is_vec3(pe) or v3.is_vec3(t.elem)):
+                        em.fail(n, f"the cast `{n.text}` to or from 3-vectors in {root.space} memory (OpenCL's "
+                                   "3-vectors are 4 elements apart, CUDA's 3)")
                     return E(f"({self._pointer_type(em, root, t)}){e.paren(PREC_UNARY)}", t, PREC_UNARY)
             return e
         t = em.ty(n)
@@ -429,7 +446,8 @@ class OpenclTarget(OpenclBuiltins, Target):
         elem = t.elem if t.kind == "pointer" else root.elem
         quals = ("const " if elem.const else "") + ("volatile " if elem.volatile else "")
         space = SPACE[root.space]
-        return f"{space + ' ' if space else ''}{quals}{self.type_name(elem.unqualified(), em)}*"
+        mem = v3.memory_type(em, elem.unqualified()) if root.space == "global" else elem.unqualified()
+        return f"{space + ' ' if space else ''}{quals}{self.type_name(mem, em)}*"
 
     def pointer_decl(self, em, d, t, name, init) -> list[str]:
         if init is None:
@@ -509,10 +527,13 @@ class OpenclTarget(OpenclBuiltins, Target):
     def ref_pointer_type(self, em, t, space, const, volatile) -> str:
         """A C++ reference as an OpenCL pointer in the referent's address space."""
         sp = SPACE[space]
+        if v3.is_vec3(t) and space == "global":
+            em.fail(None, f"a reference to a `{t}` in a buffer (kept in CUDA's 12-byte layout; pass it by value)")
         quals = ("const " if const or space == "constant" else "") + ("volatile " if volatile else "")
         return f"{sp + ' ' if sp else ''}{quals}{self.type_name(t, em)}*"
 
     def function_head(self, em, ret, name, params) -> str:
+        params = list(params) + opencl_local.params(em)
         return f"{self.type_name(ret, em)} {name}({', '.join(params) or 'void'})"
 
     def ballot_var(self, em, d, init) -> bool:
@@ -572,11 +593,3 @@ def translate(path: str, text: str | None = None, **options):
     from porter.translate.kernel.driver import translate_path
     return translate_path(path, "opencl", OpenclTarget(**options), text=text, **options)
 
-
-def _vec3_inside(t: CType, structs: dict) -> bool:
-    """A struct (or array of them) with a 3-vector member at any depth: its OpenCL layout is not CUDA's."""
-    if t.kind == "array":
-        return _vec3_inside(t.elem, structs)
-    if t.kind != "struct" or t.name not in structs:
-        return False
-    return any((ft.kind == "vector" and ft.n == 3) or _vec3_inside(ft, structs) for _n, ft in structs[t.name])

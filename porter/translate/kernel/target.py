@@ -312,6 +312,19 @@ class Target(abc.ABC):
     def ref_param(self, em, t, name, written, space, const, volatile):
         """Declaration of a reference parameter `name` (written: the callee assigns it)."""
 
+    def place(self, em, n, e: E) -> E:
+        """The lvalue expression `e` of node `n` with the type its text has in the target (`e.tt`) where that is
+        not the C type (OpenCL: a 3-vector kept in CUDA's layout is a packed struct)."""
+        return e
+
+    def call_extra_args(self, em, key) -> list[str]:
+        """Argument texts a call of the device function specialisation `key` passes besides the call's own
+        (OpenCL: the kernel-scope `__local` arrays the function uses)."""
+        return []
+
+    def use_local(self, em, name):
+        """The function being emitted uses the kernel-scope shared array `name` (OpenCL: passed down to it)."""
+
     @abc.abstractmethod
     def function_head(self, em, ret, name, params):
         """The head `ret name(params)` of a device function."""

@@ -358,17 +358,21 @@ class TypesMixin:
         if self.init_of(d) is not None and t.kind != "array":
             self.fail(d, "an initialised `__shared__` variable")
         extern = "extern" in d.text.split(d.spelling)[0]
+        # one array per declaration (per instance of a function template, as in CUDA): a second specialisation
+        # of the function, or another frame referring to it, uses the array already made
+        key = self.shared_key(d)
+        found = next((s for s in self.shared.values() if s.get("key") == key), None)
+        if found is not None:
+            self.frame.names[id(d)] = found["name"]
+            return
         if name in self.shared:
-            if self.shared[name]["node"] is not d:
-                # another function's array of the same name: its own storage (fresh() alone could give the
-                # name back when no local holds it, merging the two arrays)
-                base = name
-                while name in self.shared:
-                    self.idents.add(name)
-                    name = self.fresh(base)
-                self.frame.names[id(d)] = name
-            else:
-                return
+            # another function's (or template instance's) array of the same name: its own storage (fresh()
+            # alone could give the name back when no local holds it, merging the two arrays)
+            base = name
+            while name in self.shared:
+                self.idents.add(name)
+                name = self.fresh(base)
+            self.frame.names[id(d)] = name
         if extern:
             if len([s for s in self.shared.values() if s["extern"]]) >= 1:
                 self.fail(d, "more than one `extern __shared__` array (they alias one another)")
@@ -381,9 +385,20 @@ class TypesMixin:
                     "node": d, "dims": t.dims if t.kind == "array" else ()}
         if info["elem"].kind == "struct":
             self.use_struct(info["elem"].name, d)
+        info["key"] = key
         warp_sizing.resized(self, d, info)
         self.shared[name] = info
         self.t.shared_declared(self, info)
+
+    def shared_key(self, d):
+        """What identifies the storage of the `__shared__` declaration d: the declaration, and within a function
+        the template arguments it is instantiated with (each instance has its own array in CUDA)."""
+        fn = self.model.function_of(d)
+        if fn is None or not fn.is_template:
+            return (id(d), ())
+        from porter.translate.templates import template_params
+        own = {p for p, _k, _d in template_params(fn.node)}
+        return (id(d), tuple(sorted((k, str(v)) for k, v in self.frame.subst.items() if k in own)))
 
     def array_init(self, init, t: CType) -> E:
         if init.kind != "INIT_LIST_EXPR":
