@@ -126,7 +126,7 @@ def row_call(em, target, name: str, n, xs: list[E]) -> E:
         return E(xs[0].text, rt, xs[0].prec)
     if all(spelling.count("{%d}" % i) <= 1 for i in range(len(xs))):
         # each argument once: inline, the arguments and the whole parenthesised as needed
-        whole = PREC_PRIMARY if re.fullmatch(r"[\w.]+\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)", spelling) else PREC_COND
+        whole = PREC_PRIMARY if re.fullmatch(r"\{0\}\.\w+", spelling) or re.fullmatch(r"[\w.]+\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)", spelling) else PREC_COND
         return E(spelling.format(*[x.paren(PREC_PRIMARY) for x in xs]), rt, whole)
     names = "abc"[:len(xs)]
     hname = "cuport_" + name.strip("_")
@@ -303,3 +303,9 @@ def half_storage_root(em, lhs_n):
         return None
     root, _off = em.ptr(base)
     return root if is_half(root.elem.unqualified()) and root.space in ("global", "constant") else None
+
+
+def check_param(em, t: CType, node, name: str):
+    """A half passed by value to a kernel: its 16 bits would arrive in a 32-bit slot the host fills with a number."""
+    if is_half(t):
+        em.fail(node, f"the half parameter `{name}` passed by value (pass a float, or a pointer to the half)")

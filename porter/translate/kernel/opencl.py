@@ -114,6 +114,7 @@ class OpenclTarget(OpenclBuiltins, Target):
             else:
                 t = info["type"]
                 name = info["name"]
+                halfprec.check_param(em, t, info["node"], info["cuda_name"])
                 if _vec3_inside(t, structs):
                     em.fail(info["node"], f"parameter `{info['cuda_name']}` of `{t}`, a struct with a 3-vector member "
                             "(OpenCL's 3-vectors are 4 elements wide, CUDA's 3: the members' offsets differ)")
