@@ -206,6 +206,9 @@ def fp8_call(em, target, name: str, n, args) -> E:
 
 def _operands(em, n) -> list:
     from porter.translate.kernel.typeinfo import NON_EXPR
+    ch = n.children
+    if len(ch) == 1 and ch[0].kind == "MEMBER_REF_EXPR" and ch[0].spelling == n.spelling and ch[0].children:
+        return [ch[0].children[0]]                # `h.operator float()`: the object
     return [c for c in n.children if c.kind not in NON_EXPR and
             not (c.kind in ("DECL_REF_EXPR", "UNEXPOSED_EXPR") and c.spelling == n.spelling)]
 
