@@ -138,6 +138,7 @@ class Tol:
 DEFAULT_TOL = {
     "f32": Tol(1e-5, 1e-6), "f64": Tol(1e-12, 1e-14),
     "i32": Tol(0, 0), "u32": Tol(0, 0), "i64": Tol(0, 0), "u64": Tol(0, 0),
+    "f16": Tol(0, 0), "u8": Tol(0, 0), "u16": Tol(0, 0),
 }
 
 

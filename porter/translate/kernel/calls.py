@@ -8,6 +8,7 @@ from porter.frontend.lexer import split_top_level
 from porter.frontend.model import result_type_spelling
 from porter.translate.kernel import coop
 from porter.translate.kernel import ctors
+from porter.translate.kernel import halfprec
 from porter.translate.kernel import methods
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import refs
@@ -212,6 +213,9 @@ class CallsMixin:
                 if e is not None:
                     return e
             self.fail(n, f"the constructor `{n.text}`")
+        e = halfprec.call(self, n)               # __half / __half2 and fp8 (cuda_fp16.h, cuda_fp8.h)
+        if e is not None:
+            return e
         name = self.callee_name(n)
         if name == "operator=" and self._callee_fn(n) is None:
             return refs.struct_assign(self, n)

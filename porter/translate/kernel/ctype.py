@@ -131,6 +131,8 @@ def spell(t: CType) -> str:
         return {"bool": "bool", "i8": "char", "u8": "unsigned char", "i16": "short", "u16": "unsigned short",
                 "i32": "int", "u32": "unsigned int", "i64": "long long", "u64": "unsigned long long",
                 "f16": "half", "f32": "float", "f64": "double"}[t.name]
+    if t.kind == "vector" and t.elem.name == "f16":
+        return f"half{t.n}"
     if t.kind == "vector":
         inv = {v: k for k, v in _VEC_PREFIX.items()}
         inv["i64"], inv["u64"] = "longlong", "ulonglong"
@@ -209,6 +211,8 @@ def parse(spelling: str, subst: dict | None = None, structs: set | None = None) 
         if n == 1:
             return CType("scalar", el, const=const, volatile=volatile)
         return CType("vector", elem=scalar(el), n=n, const=const, volatile=volatile)
+    if base in ("__half2", "half2"):              # cuda_fp16.h's pair of halves: a 2-vector
+        return CType("vector", elem=scalar("f16"), n=2, const=const, volatile=volatile)
     if base == "dim3":
         return CType("vector", elem=U32, n=3, const=const, volatile=volatile)
     if base.startswith("type-parameter-") or base in ("<dependent type>",):

@@ -10,6 +10,7 @@ import re
 from porter.translate import warp_sizing
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import device_globals
+from porter.translate.kernel import halfprec
 from porter.translate.kernel import intrinsics
 from porter.translate.kernel.ctype import BOOL, I32, U32, CType
 from porter.translate.kernel.glsl_builtins import SHUFFLES, GlslBuiltins
@@ -228,6 +229,7 @@ class GlslTarget(GlslBuiltins, Target):
         slots, scalar_params = [], False
         for s in em.scalars:
             t = s["type"].unqualified()
+            halfprec.check_param(em, t, s["node"], s["cuda_name"])
             widened = None
             if t.kind == "scalar" and (t.is_bool or t.bits < 32):
                 widened = U32 if (t.is_bool or not t.is_signed) else I32

@@ -48,17 +48,37 @@ def rules_path() -> Path:
     return data_dir("rules") / "kernel" / "intrinsics.csv"
 
 
+# `half` rows: the cuda_fp16.h intrinsics (and the operators of __half / __half2, through them) with the prototypes
+# in halfprec.HALF_SIGNATURES; `fp8`: cuda_fp8.h's conversions, helper functions halfprec writes. They are a table of
+# their own: `__hadd` is both an integer intrinsic and a half one.
+_HALF_KINDS = ("half", "fp8")
+
+
 @lru_cache(maxsize=1)
-def table() -> dict[str, Intrinsic]:
-    """{cuda name: row} of rules/kernel/intrinsics.csv (call table.cache_clear() after changing the file)."""
-    out = {}
+def _rows() -> tuple[dict[str, Intrinsic], dict[str, Intrinsic]]:
+    out, half = {}, {}
     with open(rules_path(), newline="", encoding="utf-8") as fh:
         for r in csv.DictReader(fh):
-            if r["kind"] not in ("math", "fast", "int"):
+            if r["kind"] not in ("math", "fast", "int") + _HALF_KINDS:
                 raise ValueError(f"{rules_path()}: {r['cuda']}: unknown kind {r['kind']!r}")
-            out[r["cuda"]] = Intrinsic(r["cuda"], r["kind"], r["glsl"], r["opencl"], r["glsl_f64"] == "yes",
-                                       r["extension"], r["precision"])
-    return out
+            row = Intrinsic(r["cuda"], r["kind"], r["glsl"], r["opencl"], r["glsl_f64"] == "yes", r["extension"],
+                            r["precision"])
+            (half if r["kind"] in _HALF_KINDS else out)[r["cuda"]] = row
+    return out, half
+
+
+def table() -> dict[str, Intrinsic]:
+    """{cuda name: row} of rules/kernel/intrinsics.csv but its half and fp8 rows (call table.cache_clear() after
+    changing the file)."""
+    return _rows()[0]
+
+
+def half_table() -> dict[str, Intrinsic]:
+    """{cuda name: row} of the `half` and `fp8` rows of rules/kernel/intrinsics.csv."""
+    return _rows()[1]
+
+
+table.cache_clear = _rows.cache_clear
 
 
 def resolve(name: str, target: str) -> Resolved | None:
@@ -193,6 +213,17 @@ def render() -> str:
             g = f"as `{r.glsl}`" if r.glsl else "not translated"
             o = f"as `{r.opencl}`" if r.opencl else "not translated"
             out.append(f"| `{r.cuda}` | {g} | {o} | {_cell(r.precision)} |")
+    out += ["", "## Half precision (cuda_fp16.h) and fp8 (cuda_fp8.h)", "",
+            "GLSL computes `__half` as `float16_t` and `__half2` as `f16vec2` (GL_EXT_shader_explicit_arithmetic_types_"
+            "float16, GL_EXT_shader_16bit_storage: the manifest asks for `shaderFloat16` and "
+            "`storageBuffer16BitAccess`). OpenCL C 1.2 without `cl_khr_fp16` keeps half in buffers only: "
+            "`vload_half` / `vstore_half_rte` there, `float` / `float2` elsewhere, every result rounded to half by "
+            "`cuport_rh` (storage-only half, any OpenCL 1.2 device). The operators of `__half` and `__half2` are "
+            "the intrinsic of their row (`a + b` is `__hadd`, `a != b` is `__hneu`).", "",
+            "| CUDA | GLSL | OpenCL | precision |", "|---|---|---|---|"]
+    for r in half_table().values():
+        out.append(f"| `{r.cuda}` | {_cell(_code(r.glsl, 'glsl'))} | {_cell(_code(r.opencl, 'opencl'))} | "
+                   f"{_cell(r.precision)} |")
     out += ["", "## Integer intrinsics", "",
             "| CUDA | GLSL | OpenCL | precision |", "|---|---|---|---|"]
     for r in rows:

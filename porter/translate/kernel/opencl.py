@@ -11,6 +11,7 @@ import re
 from porter.translate import warp_sizing
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import device_globals
+from porter.translate.kernel import halfprec
 from porter.translate.kernel import opencl_local
 from porter.translate.kernel import opencl_vec3 as v3
 from porter.translate.kernel.ctype import I32, U32, CType
@@ -105,9 +106,10 @@ class OpenclTarget(OpenclBuiltins, Target):
                 rw = em.roots_rw.get(("buffer", info["name"]), set())
                 const = "const " if elem.const or rw == {"r"} else ""
                 rest = " restrict" if info["restrict"] else ""
-                # a 3-vector in CUDA's 12-byte layout (opencl_vec3)
-                mem = v3.memory_type(em, elem.unqualified())
-                params.append(f"__global {const}{self.type_name(mem, em)}*{rest} {info['name']}")
+                # halves stored as `half` (vload_half / vstore_half); a 3-vector in CUDA's 12-byte layout (opencl_vec3)
+                storage = self._elem_storage(elem.unqualified(), em) if halfprec.is_half(elem) else \
+                    self.type_name(v3.memory_type(em, elem.unqualified()), em)
+                params.append(f"__global {const}{storage}*{rest} {info['name']}")
                 access = "readonly" if const else ("writeonly" if rw == {"w"} else "readwrite")
                 manifest_params.append({"name": info["cuda_name"], "kind": "buffer", "index": len(params) - 1,
                                         "type": cl_type_name(elem.unqualified()),
@@ -115,6 +117,7 @@ class OpenclTarget(OpenclBuiltins, Target):
             else:
                 t = info["type"]
                 name = info["name"]
+                halfprec.check_param(em, t, info["node"], info["cuda_name"])
                 if t.kind == "scalar" and t.is_bool:
                     # bool is not a valid kernel argument type in OpenCL C
                     params.append(f"uint {name}_arg")
@@ -226,16 +229,44 @@ class OpenclTarget(OpenclBuiltins, Target):
 
     # ------------------------------------------------------------------ types / literals / conversions
     def scalar_type_name(self, t: CType, em=None) -> str:
-        if em is not None and t.name in ("f64", "f16"):
-            em.need("cl_khr_fp64" if t.name == "f64" else "cl_khr_fp16")
+        if t.name == "f16":
+            return "float"        # half is a storage format here (halfprec): values are floats
+        if em is not None and t.name == "f64":
+            em.need("cl_khr_fp64")
         return cl_type_name(t)
 
     def vector_type_name(self, t: CType, em=None) -> str:
+        if t.elem.name == "f16":
+            return f"float{t.n}"
         return cl_type_name(t)
+
+    def _elem_storage(self, elem: CType, em=None) -> str:
+        """The element type of a buffer (or of a pointer into one): `half` for halves and pairs of halves."""
+        return "half" if halfprec.is_half(elem) else self.type_name(elem, em)
+
+    def half_address(self, em, n):
+        """(pointer, index) of a half lvalue in a buffer, for vstore_half(value, index, pointer)."""
+        s = n.strip
+        base_n, idx_n = (s.children[0], s.children[1]) if s.kind == "ARRAY_SUBSCRIPT_EXPR" else (s.children[0], None)
+        root, _off = em.ptr(base_n)
+        self._check_half_base(em, root, base_n)
+        if root.kind in ("buffer",):
+            em.access(root, "w")
+        idx = em.index(em.x(idx_n), idx_n).text if idx_n is not None else "0"
+        return self.native(em, base_n).text, idx
+
+    def _check_half_base(self, em, root, base_n):
+        # a half2 buffer is a `half *` read in pairs: only the parameter itself indexes it in pairs
+        if root.elem.kind == "vector" and not (base_n.strip.kind == "DECL_REF_EXPR" and root.kind == "buffer"):
+            em.fail(base_n, f"a pointer into the half2 buffer `{root.name}` other than the parameter (OpenCL "
+                            "stores half2 as pairs of halves)")
 
     def literal(self, value, t: CType, em=None) -> str:
         if t.name == "bool":
             return "true" if value else "false"
+        if t.name == "f16":
+            import numpy as np
+            value, t = float(np.float16(value)), ct.F32      # a half value, held in a float
         if t.is_float:
             v = float(value)
             if math.isinf(v) or math.isnan(v):
@@ -274,6 +305,10 @@ class OpenclTarget(OpenclBuiltins, Target):
             return e
         if src == dst:
             return E(e.text, dst, e.prec, dst, e.lit)
+        if halfprec.is_half(src) or halfprec.is_half(dst):
+            h = self._half_convert(e, src, dst, em, explicit)
+            if h is not None:
+                return h
         if e.lit is not None and dst.kind == "scalar" and src.kind == "scalar" and not dst.is_bool:
             v = wrap(int(e.lit), dst) if dst.is_int else float(e.lit)
             text = self.literal(v, dst, em)
@@ -293,6 +328,24 @@ class OpenclTarget(OpenclBuiltins, Target):
             # narrowing conversions are written out (they are implicit in C, explicit here for the reader)
             return E(f"({self.type_name(dst, em)}){e.paren(PREC_UNARY)}", dst, PREC_UNARY)
         return E(e.text, dst, e.prec, src, e.lit)
+
+    def _half_convert(self, e: E, src: CType, dst: CType, em, explicit) -> E | None:
+        """Half values are floats here: to half, round (cuport_rh); from half, convert the float."""
+        if halfprec.is_half(dst) and not dst.is_bool:
+            if src.kind == dst.kind and (src.kind == "scalar" or src.n == dst.n) and halfprec.is_half(src):
+                return E(e.text, dst, e.prec)
+            if e.lit is not None and dst.kind == "scalar" and src.kind == "scalar":
+                return E(self.literal(e.lit, dst, em), dst, PREC_PRIMARY, lit=e.lit)
+            if src.kind == "scalar" and dst.kind == "scalar":
+                f = e if src == ct.F32 else E(f"(float){e.paren(PREC_UNARY)}", ct.F32, PREC_UNARY)
+                return halfprec.round_to_half(em, self, f, dst)
+            if src.kind == "vector" and dst.kind == "vector" and src.n == dst.n:
+                f = e if src.elem == ct.F32 else E(f"convert_float{dst.n}({e.text})", src)
+                return halfprec.round_to_half(em, self, f, dst)
+            return None
+        # from half: the float it is held in, converted as a float would be
+        f = ct.F32 if src.kind == "scalar" else ct.vector("f32", src.n)
+        return self.convert(E(e.text, f, e.prec, f), dst, em, explicit)
 
     def unsigned_negate(self, em, e: E) -> E:
         return E(f"-{e.paren(PREC_UNARY)}", e.ct, PREC_UNARY)
@@ -446,6 +499,11 @@ class OpenclTarget(OpenclBuiltins, Target):
         elem = t.elem if t.kind == "pointer" else root.elem
         quals = ("const " if elem.const else "") + ("volatile " if elem.volatile else "")
         space = SPACE[root.space]
+        if halfprec.is_half(elem) and root.space in ("global", "constant"):
+            if elem.kind == "vector":
+                em.fail(root.decl, f"a pointer into the half2 buffer `{root.name}` (OpenCL stores half2 as pairs "
+                                   "of halves)")
+            return f"{space + ' ' if space else ''}{quals}half*"
         mem = v3.memory_type(em, elem.unqualified()) if root.space == "global" else elem.unqualified()
         return f"{space + ' ' if space else ''}{quals}{self.type_name(mem, em)}*"
 
@@ -477,6 +535,13 @@ class OpenclTarget(OpenclBuiltins, Target):
         if root.kind in ("buffer",):
             em.access(root, mode)
         base = self.native(em, node)
+        if halfprec.is_half(root.elem.unqualified()) and root.space in ("global", "constant"):
+            # halves in memory: read with vload_half(n); written only by assignment (halfprec.assign)
+            if mode != "r":
+                em.fail(node, "a half in an OpenCL buffer changed other than by assignment")
+            self._check_half_base(em, root, node)
+            fn = "vload_half" if root.elem.kind == "scalar" else f"vload_half{root.elem.n}"
+            return f"{fn}({em.index(i, node).text if i is not None else '0'}, {base.text})"
         if i is None:
             return f"*{base.paren(PREC_UNARY)}"
         return f"{base.paren(PREC_PRIMARY)}[{em.index(i, node).text}]"

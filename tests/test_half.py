@@ -1,0 +1,154 @@
+"""Issue 14 item 6: half precision (cuda_fp16.h) and fp8 conversions (cuda_fp8.h) in GLSL and OpenCL. Fixture:
+tests/fixtures/half/ (verify_spec.py checks it against NumPy float16 and a Python transcription of cuda_fp8.hpp's
+conversion, on lavapipe at subgroups 4/8/16 and on PoCL)."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from porter.translate.api import translate_file
+from porter.translate.kernel import halfprec, intrinsics
+from porter.translate.kernel.validate import opencl_context, tool
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIX = os.path.join(ROOT, "tests", "fixtures", "half")
+KERNELS = {"to_half", "half_ops", "half2_dot", "gelu_bias", "to_fp8"}
+
+
+def can_validate(target):
+    return tool("glslangValidator") is not None if target == "glsl" else opencl_context() is not None
+
+
+def outputs(res):
+    return set(res.shaders) if res.target == "glsl" else set(res.manifests)
+
+
+def translate_text(tmp_path, target, code):
+    src = tmp_path / "k.cu"
+    src.write_text("#include <cuda_fp16.h>\n#include <cuda_fp8.h>\n" + code)
+    return translate_file(str(src), target, validate=False)
+
+
+def refusal(res):
+    d = [d for d in res.diagnostics if d.code == "CP907" and d.severity == "error"]
+    assert d, [x.message for x in res.diagnostics]
+    return d[0]
+
+
+@pytest.mark.parametrize("target", ["glsl", "opencl"])
+def test_fixture_translates_every_kernel_to_valid_output(target):
+    res = translate_file(os.path.join(FIX, "half.cu"), target, validate=can_validate(target))
+    assert outputs(res) == KERNELS, [d.message for d in res.diagnostics]
+    assert not res.failed_kernels
+    if res.extra.get("validation"):
+        assert all(v["ok"] for v in res.extra["validation"].values()), res.extra["validation"]
+
+
+def test_glsl_computes_in_float16_with_the_16bit_extensions():
+    g = translate_file(os.path.join(FIX, "half.cu"), "glsl", validate=False)
+    s = g.shaders["half2_dot"]
+    assert "#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require" in s
+    assert "#extension GL_EXT_shader_16bit_storage : require" in s
+    assert "buffer a_buf { f16vec2 a[]; }" in s and "shared f16vec2 sh[64];" in s
+    assert "lanes[2 * i] = p + q;" in s                       # __hadd2: the f16vec2 sum
+    feats = set(g.manifests["half2_dot"]["features"])
+    assert {"shaderFloat16", "storageBuffer16BitAccess"} <= feats
+    assert "float16_t(v)" in g.shaders["to_half"]             # __float2half
+    assert "cuport_f32_to_e4m3_satfinite(v)" in g.shaders["to_fp8"]
+    assert "cuport_f32_to_e5m2_nosat(w)" in g.shaders["to_fp8"]
+
+
+def test_opencl_keeps_half_as_storage_only():
+    o = translate_file(os.path.join(FIX, "half.cu"), "opencl", validate=False)
+    assert "cl_khr_fp16" not in o.text                       # PoCL has no cl_khr_fp16: any OpenCL 1.2 device
+    assert "__global const half* a," in o.text
+    assert "float x = vload_half(i, a);" in o.text
+    assert "vstore_half_rte(cuport_rh(x + y), 6 * i + 0, out);" in o.text
+    assert "float2 p = vload_half2(i, a);" in o.text and "__local float2 sh[64];" in o.text
+    assert "vstore_half_rte(x, 0, (__private half *)&u);" in o.text     # the rounding helper
+
+
+def test_fixture_matches_numpy_on_lavapipe_and_pocl(monkeypatch):
+    icd = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
+    if not os.path.exists(icd) or opencl_context() is None or tool("glslangValidator") is None:
+        pytest.skip("lavapipe / PoCL / glslang not available")
+    monkeypatch.setenv("VK_ICD_FILENAMES", icd)
+    from porter.verify.runner import Runner
+    from porter.verify.spec import load_spec
+    results = Runner(["vulkan", "opencl"], subgroups=[4, 8, 16], jobs=1).run(
+        load_spec(os.path.join(FIX, "verify_spec.py")))
+    ran = {(r.case, r.target, r.variant): r.status for r in results if r.status != "skipped"}
+    assert set(ran.values()) == {"pass"}, [(r.case, r.target, r.variant, r.message) for r in results]
+    want = {(k, "vulkan", f"sg{s}") for k in KERNELS for s in (4, 8, 16)} | {(k, "opencl", "-") for k in KERNELS}
+    assert want <= set(ran)
+
+
+def test_fp8_reference_matches_cuda_documented_codes():
+    """The spec's Python transcription of cuda_fp8.hpp against the codes HeCBench f8cast's comments give."""
+    sys.path.insert(0, FIX)
+    try:
+        import verify_spec as vs
+    finally:
+        sys.path.remove(FIX)
+    assert vs.fp8(2.0 ** -6, "e4m3", True) == 0x08 and vs.fp8(0.875 * 2.0 ** -6, "e4m3", True) == 0x07
+    assert vs.fp8(2.0 ** -9, "e4m3", True) == 0x01 and vs.fp8(448, "e4m3", True) == 0x7E
+    assert vs.fp8(449, "e4m3", True) == 0x7E and vs.fp8(1e9, "e4m3", False) == 0x7F
+    assert vs.fp8(2.0 ** -14, "e5m2", True) == 0x04 and vs.fp8(57344, "e5m2", True) == 0x7B
+    assert vs.fp8(float("inf"), "e5m2", False) == 0x7C and vs.fp8(-1.0, "e4m3", True) == 0xB8
+    assert vs.fp8(1.0625, "e4m3", True) == 0x38          # a tie rounds to the even code (1.0)
+    assert vs.fp8(1.1875, "e4m3", True) == 0x3A          # and up to the even one (1.25)
+
+
+def test_half_rows_are_data():
+    rows = intrinsics.half_table()
+    assert {r for r, v in rows.items() if v.kind == "half"} == set(halfprec.HALF_SIGNATURES)
+    assert set(halfprec.OPERATORS.values()) <= set(rows)
+    assert intrinsics.table()["__hadd"].kind == "int"         # the integer __hadd keeps its row
+    r = subprocess.run([sys.executable, "-m", "porter.translate.kernel.intrinsics", "--check"], cwd=ROOT,
+                       env=dict(os.environ, PYTHONPATH=ROOT), capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def test_integer_hadd_is_still_the_integer_intrinsic(tmp_path):
+    res = translate_text(tmp_path, "glsl", "__global__ void k(int *o) { o[threadIdx.x] = __hadd(7, 4); }\n")
+    assert "k" in res.shaders and "float16_t" not in res.shaders["k"]
+
+
+@pytest.mark.parametrize("target", ["glsl", "opencl"])
+def test_half_by_value_parameter_is_refused(tmp_path, target):
+    res = translate_text(tmp_path, target, "__global__ void k(__half s, __half *o) { o[threadIdx.x] = s; }\n")
+    d = refusal(res)
+    assert "half parameter `s` passed by value" in d.message and d.row == 3
+
+
+@pytest.mark.parametrize("target", ["glsl", "opencl"])
+def test_half_conversion_without_a_row_is_refused(tmp_path, target):
+    res = translate_text(tmp_path, target, "__global__ void k(const float *x, __half *o) {\n"
+                         "  o[threadIdx.x] = __float2half_rz(x[threadIdx.x]);\n}\n")
+    d = refusal(res)
+    assert "__float2half_rz" in d.message and d.row == 4
+
+
+@pytest.mark.parametrize("target", ["glsl", "opencl"])
+def test_fp8_with_a_variable_format_is_refused(tmp_path, target):
+    res = translate_text(tmp_path, target, "__global__ void k(const float *x, unsigned char *o, int f) {\n"
+                         "  o[threadIdx.x] = __nv_cvt_float_to_fp8(x[threadIdx.x], __NV_SATFINITE,\n"
+                         "                                         (__nv_fp8_interpretation_t)f);\n}\n")
+    d = refusal(res)
+    assert "constant __NV_" in d.message and d.row == 4
+
+
+def test_opencl_half2_pointer_arithmetic_is_refused(tmp_path):
+    res = translate_text(tmp_path, "opencl", "__global__ void k(half2 *p, half2 *o) {\n"
+                         "  half2 *q = p + 1;\n  o[threadIdx.x] = q[threadIdx.x];\n}\n")
+    d = refusal(res)
+    assert "half2 buffer" in d.message
+
+
+@pytest.mark.parametrize("target", ["glsl", "opencl"])
+def test_increment_of_a_half_is_refused(tmp_path, target):
+    res = translate_text(tmp_path, target, "__global__ void k(__half *o) {\n  __half h = o[0];\n  h++;\n"
+                         "  o[threadIdx.x] = h;\n}\n")
+    d = refusal(res)
+    assert "on a half value" in d.message and d.row == 5
