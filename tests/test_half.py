@@ -86,11 +86,11 @@ def test_fixture_matches_numpy_on_lavapipe_and_pocl(monkeypatch):
 
 def test_fp8_reference_matches_cuda_documented_codes():
     """The spec's Python transcription of cuda_fp8.hpp against the codes HeCBench f8cast's comments give."""
-    sys.path.insert(0, FIX)
-    try:
-        import verify_spec as vs
-    finally:
-        sys.path.remove(FIX)
+    import importlib.util
+    # loaded under its own name: a bare `import verify_spec` would shadow other fixtures' specs in sys.modules
+    spec = importlib.util.spec_from_file_location("half_verify_spec", os.path.join(FIX, "verify_spec.py"))
+    vs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(vs)
     assert vs.fp8(2.0 ** -6, "e4m3", True) == 0x08 and vs.fp8(0.875 * 2.0 ** -6, "e4m3", True) == 0x07
     assert vs.fp8(2.0 ** -9, "e4m3", True) == 0x01 and vs.fp8(448, "e4m3", True) == 0x7E
     assert vs.fp8(449, "e4m3", True) == 0x7E and vs.fp8(1e9, "e4m3", False) == 0x7F
