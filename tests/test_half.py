@@ -152,3 +152,16 @@ def test_increment_of_a_half_is_refused(tmp_path, target):
                          "  o[threadIdx.x] = h;\n}\n")
     d = refusal(res)
     assert "on a half value" in d.message and d.row == 5
+
+
+def test_opencl_private_reinterpretation_as_half2_is_refused(tmp_path):
+    # HeCBench vadd: `*reinterpret_cast<__half2*>(&a8.x)` of a float4 register. OpenCL computes half2 as float2, so
+    # the cast read 8 bytes of a 4-byte float (the validator happened to reject it: address of a vector element)
+    res = translate_text(tmp_path, "opencl", "__global__ void k(const float *in, __half2 *o) {\n  float v = in[threadIdx.x];\n"
+                         "  __half2 h = *reinterpret_cast<__half2*>(&v);\n  o[threadIdx.x] = h;\n}\n")
+    d = refusal(res)
+    assert d.row == 5 and "reinterpreting private memory as or from halves" in d.message   # (2 include lines)
+    # a buffer of halves read as float4 (raw bytes of 8 halves) stays a native cast
+    ok = translate_text(tmp_path, "opencl", "__global__ void k(const __half *in, float4 *o) {\n"
+                        "  o[threadIdx.x] = *reinterpret_cast<const float4*>(in + 8 * threadIdx.x);\n}\n")
+    assert "k" in ok.manifests, ok.failed_kernels

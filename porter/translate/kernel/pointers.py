@@ -191,6 +191,12 @@ class PointersMixin:
             if why:
                 self.fail(s, f"a pointer cast `{s.text}` (reinterpreting memory {why})")
         if self.t.native_pointers:
+            from porter.translate.kernel import halfprec
+            if root.space not in ("global", "constant") and (halfprec.is_half(old) or halfprec.is_half(new)):
+                # OpenCL keeps halves in buffers only (vload_half / vstore_half): a private or local half value is
+                # a float, so a cast between halves and other types there would reinterpret the wrong bytes
+                self.fail(s, f"a pointer cast `{s.text}` (reinterpreting {root.space} memory as or from halves: "
+                             "OpenCL computes halves in float registers, their bytes are not CUDA's)")
             extern = root.kind == "shared" and (self.shared.get(root.name) or {}).get("extern")
             if root.space in ("private", "local") and not extern and ct.c_size(new) > ct.c_size(old):
                 # buffers (and dynamic __local arguments) are allocated aligned; an array declared of `old` is
