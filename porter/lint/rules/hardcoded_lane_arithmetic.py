@@ -297,6 +297,9 @@ def check(ctx):
                  "width, keep it and suppress this" if ev == "unsafe" else "")
         d = ctx.report(CODE, node, f"`{node.text}` assumes a warp of 32 lanes when computing a {what}; "
                                    f"wave64 and other subgroup sizes get the wrong {what}{doubt}", fix=f)
+        if ev == "unsafe" and d is not None:
+            # no warp evidence: the translators keep such a literal as written (right if it is a tile width)
+            d.extra = dict(d.extra or {}, warp_evidence=False)
         if f is None and op in ("%", "/") and node.macro is not None:
             in_macro.append((d, node))
             if ev == "unsafe":

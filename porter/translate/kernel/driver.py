@@ -248,7 +248,9 @@ def _refuse_unfixed(result, fsrc, outputs, remaining) -> list:
     """A kernel that reaches a warp-size error the fixes did not remove is not written: its translation would be
     wrong on subgroups other than 32 lanes (lavapipe 4/8/16, AMD's 64), which is silently wrong output. Only with
     the portability fixes on: translating as written (`--no-portability-fixes`) keeps the text for comparison."""
-    errors = [d for d in remaining if d.severity == "error"]
+    # a finding with no warp evidence (`i & 0x1F` in code without warp operations: CP102's doubt) is reported but
+    # does not refuse: the literal is translated as written, which is CUDA's meaning if it is not a lane id
+    errors = [d for d in remaining if d.severity == "error" and (d.extra or {}).get("warp_evidence") is not False]
     if not errors:
         return outputs
     kept = []
