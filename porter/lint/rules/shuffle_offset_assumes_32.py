@@ -42,6 +42,7 @@ Unrolled sequences get no fix: they need a loop or an extra guarded step.
 - cupy/cupy#9977 (shuffle loop starting at 16 reduced half a wave64), pytorch/pytorch#186229 (softmax summed
   to 0.5), ROCm/bitsandbytes#93 (50% mismatches), ggml-org/llama.cpp#3630, ORNL/HeCBench#171.
 """
+from porter.diagnostics import Edit
 from porter.lint.context import fix, replace
 from porter.analysis.syntax import for_parts
 from porter.lint.helpers import SHUFFLES, function_by_call, int_value, shuffle_operands, spelled
@@ -334,12 +335,146 @@ def check(ctx):
                                           f"a 64-lane wavefront that is the middle lane; use `warpSize - 1`", fix=f)
         seq.sort(key=lambda c: c[0].start)
         for i, (call, off) in enumerate(seq):
-            if off == 16 and i + 1 < len(seq) and seq[i + 1][1] == 8:
+            nxt = seq[i + 1][1] if i + 1 < len(seq) else None
+            if off == 16 and nxt == 8:
                 offs = [off]
                 for _, o in seq[i + 1:]:
                     if o != offs[-1] // 2 or o == 0:
                         break
                     offs.append(o)
+                f = _unrolled_fix(ctx, call, descending=True) if offs == _DOWN else None
                 ctx.report(CODE, call, f"unrolled shuffle steps with offsets {', '.join(map(str, offs))} starting "
                                        f"at `{call.text}` cover only 32 lanes: on a 64-lane wavefront lanes 32..63 "
-                                       f"are never combined; loop from `warpSize / 2` instead")
+                                       f"are never combined; loop from `warpSize / 2` instead", fix=f)
+            elif off == 1 and nxt == 2 and [o for _, o in seq[i:i + 5]] == _UP and \
+                    all(_xor_like(c, shuffles.view(c)) for c, _ in seq[i:i + 5]) and \
+                    (i + 5 == len(seq) or seq[i + 5][1] != 32) and (i == 0 or seq[i - 1][1] != 1):
+                ctx.report(CODE, call, f"unrolled butterfly steps with offsets 1, 2, 4, 8, 16 starting at "
+                                       f"`{call.text}` cover only 32 lanes: on a 64-lane wavefront lanes 32..63 are "
+                                       f"never combined; loop up to `warpSize` instead",
+                           fix=_unrolled_fix(ctx, call, descending=False))
+
+
+# ---- unrolled steps: `v += SHFL(v, 16); ... v += SHFL(v, 1);` -> one loop over warpSize ----
+
+_DOWN = [16, 8, 4, 2, 1]
+_UP = [1, 2, 4, 8, 16]
+_MINMAX = {"fmaxf", "fminf", "fmax", "fmin", "max", "min"}
+_DOWN_OR_XOR = {"__shfl_down", "__shfl_down_sync", "__shfl_xor", "__shfl_xor_sync"}
+
+
+def _xor_like(call, view) -> bool:
+    """A butterfly step (`__shfl_xor*`, a wrapper named like one, `__shfl_sync(m, v, lane ^ c)`): its steps
+    commute, so 1, 2, 4, 8, 16 is a reduction as much as 16 .. 1."""
+    return view is not None and (view[0] or "xor" in call.callee.lower())
+
+
+def _outer(n):
+    while n.parent is not None and n.parent.kind in ("UNEXPOSED_EXPR", "PAREN_EXPR") and n.parent.children == [n]:
+        n = n.parent
+    return n
+
+
+def _var_ref(n, var=None):
+    n = n.strip
+    if n.kind != "DECL_REF_EXPR" or n.ref is None or (var is not None and n.ref is not var):
+        return None
+    return n.ref
+
+
+def _unrolled_step(model, call):
+    """(statement, shape, variable, offset literal) when `call` is the shuffle of a statement of its own
+    `v += SHFL(v, c)` or `v = fmaxf(v, SHFL(v, c))` (the intrinsic itself, no width argument, c a literal written
+    in the file); else None. `shape` is what every step of one run must share: operator, function, mask text."""
+    if call.callee not in _DOWN_OR_XOR or function_by_call(model, call) is not None:
+        return None    # an in-file function of that name (HeCBench dpid's float4 __shfl_down) has its own width
+    ops = shuffle_operands(call)
+    args = call.args()
+    sync = call.callee.endswith("_sync")
+    if ops is None or ops[1] is not None or len(args) != (3 if sync else 2):
+        return None
+    var = _var_ref(args[1 if sync else 0])
+    off = ops[0]
+    if var is None or off.strip.kind != "INTEGER_LITERAL" or not spelled(off.strip):
+        return None
+    c = _outer(call)
+    p = c.parent
+    if p is None:
+        return None
+    if p.kind == "COMPOUND_ASSIGNMENT_OPERATOR" and p.op == "+=" and len(p.children) == 2 and p.children[1] is c:
+        stmt, shape = p, ("+=",)
+    elif p.kind == "CALL_EXPR" and p.callee in _MINMAX and len(p.args()) == 2 and \
+            function_by_call(model, p) is None:
+        a, b = p.args()
+        if _outer(b) is c and _var_ref(a, var):
+            order = 0
+        elif _outer(a) is c and _var_ref(b, var):
+            order = 1
+        else:
+            return None
+        q = _outer(p).parent
+        if q is None or q.kind != "BINARY_OPERATOR" or q.op != "=" or len(q.children) != 2 or \
+                _outer(q.children[1].strip) is not _outer(p) and q.children[1].strip is not p:
+            return None
+        stmt, shape = q, (p.callee, order)
+    else:
+        return None
+    if not _var_ref(stmt.children[0], var) or stmt.parent is None or stmt.parent.kind != "COMPOUND_STMT" or \
+            model.macro_at(stmt.start, stmt.end) is not None:
+        return None
+    return stmt, shape + (call.callee, args[0].text if sync else None), var, off.strip
+
+
+def _step_of(model, stmt):
+    """_unrolled_step of the only shuffle call of a statement, when that statement is the step."""
+    calls = [n for n in model.kind_in(stmt, "CALL_EXPR") if n.callee in SHUFFLES]
+    if len(calls) != 1:
+        return None
+    st = _unrolled_step(model, calls[0])
+    return st if st is not None and st[0] is stmt else None
+
+
+def _fresh(model, base="cuport_o"):
+    import re
+    text = model.source.slice(0, len(model.source.data))
+    name, k = base, 1
+    while re.search(rf"\b{name}\b", text):
+        k += 1
+        name = f"{base}{k}"
+    return name
+
+
+def _unrolled_fix(ctx, first_call, descending: bool):
+    """Safe fix for exactly five consecutive steps with the same variable, operator, shuffle and mask and nothing
+    else between them (not even a comment): one loop that is the same five steps on a 32-lane warp."""
+    model = ctx.model
+    first = _unrolled_step(model, first_call)
+    if first is None:
+        return None
+    stmt, shape, var, _ = first
+    block = stmt.parent.children
+    i = next(k for k, c in enumerate(block) if c is stmt)
+    run = block[i:i + 5]
+    steps = [_step_of(model, s) for s in run]
+    want = _DOWN if descending else _UP
+    if len(run) != 5 or any(st is None or st[1] != shape or st[2] is not var for st in steps) or \
+            [int_value(st[3]) for st in steps] != want:
+        return None
+    if not descending and "xor" not in shape[-2]:
+        return None
+    for other in ([block[i - 1]] if i > 0 else []) + block[i + 5:i + 6]:    # the run is maximal
+        st = _step_of(model, other)
+        if st is not None and st[1] == shape and st[2] is var:
+            return None
+    src = model.source
+    for a, b in zip(run, run[1:]):
+        if src.slice(a.end, b.start).strip() != ";":
+            return None
+    o = _fresh(model)
+    off = steps[0][3]
+    body = src.slice(stmt.start, off.start) + o + src.slice(off.end, stmt.end)
+    head = (f"for (int {o} = warpSize / 2; {o} > 0; {o} /= 2) " if descending
+            else f"for (int {o} = 1; {o} < warpSize; {o} *= 2) ")
+    old = src.slice(stmt.start, run[-1].end)
+    return fix("Replace the unrolled steps by a loop over `warpSize`",
+               Edit(stmt.start, run[-1].end, head + body, old))
