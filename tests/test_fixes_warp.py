@@ -71,3 +71,97 @@ __device__ float f(float v) {
     assert [(e.content) for e in d.fix.edits] == ["warpSize"]
     out = fix_source(SourceFile("t.cu", src), enabled={"CP101"}, unsafe=True)
     assert out.text == src and not out.fixed
+
+
+# unrolled warp reductions (HeCBench dpid's reduce(), issue 14 item 8): one loop over warpSize, same on 32 lanes
+UNROLLED = """#define FULL 0xffffffffu
+__device__ float down(float v) {
+  v += __shfl_down_sync(FULL, v, 16);
+  v += __shfl_down_sync(FULL, v, 8);
+  v += __shfl_down_sync(FULL, v, 4);
+  v += __shfl_down_sync(FULL, v, 2);
+  v += __shfl_down_sync(FULL, v, 1);
+  return v;
+}
+__device__ float up(float m) {
+  m = fmaxf(m, __shfl_xor(m, 1));
+  m = fmaxf(m, __shfl_xor(m, 2));
+  m = fmaxf(m, __shfl_xor(m, 4));
+  m = fmaxf(m, __shfl_xor(m, 8));
+  m = fmaxf(m, __shfl_xor(m, 16));
+  return m;
+}
+__device__ int xdown(int cuport_o, int s) {
+  s = min(__shfl_xor_sync(0xffffffff, s, 16), s);
+  s = min(__shfl_xor_sync(0xffffffff, s, 8), s);
+  s = min(__shfl_xor_sync(0xffffffff, s, 4), s);
+  s = min(__shfl_xor_sync(0xffffffff, s, 2), s);
+  s = min(__shfl_xor_sync(0xffffffff, s, 1), s);
+  return s + cuport_o;
+}
+"""
+
+
+def _steps(var, fmt, offs):
+    return "\n".join("  " + fmt.format(v=var, o=o) + ";" for o in offs)
+
+
+def test_cp103_unrolled_steps_become_one_loop():
+    from porter.frontend.build import build_model
+    out = _fix(UNROLLED, "CP103")
+    assert out.fixed == {"CP103": 3}
+    exp = UNROLLED.replace(
+        _steps("v", "{v} += __shfl_down_sync(FULL, {v}, {o})", [16, 8, 4, 2, 1]),
+        "  for (int cuport_o2 = warpSize / 2; cuport_o2 > 0; cuport_o2 /= 2) "
+        "v += __shfl_down_sync(FULL, v, cuport_o2);").replace(
+        _steps("m", "{v} = fmaxf({v}, __shfl_xor({v}, {o}))", [1, 2, 4, 8, 16]),
+        "  for (int cuport_o2 = 1; cuport_o2 < warpSize; cuport_o2 *= 2) m = fmaxf(m, __shfl_xor(m, cuport_o2));"
+    ).replace(
+        _steps("s", "{v} = min(__shfl_xor_sync(0xffffffff, {v}, {o}), {v})", [16, 8, 4, 2, 1]),
+        "  for (int cuport_o2 = warpSize / 2; cuport_o2 > 0; cuport_o2 /= 2) "
+        "s = min(__shfl_xor_sync(0xffffffff, s, cuport_o2), s);")
+    assert exp != UNROLLED and out.text == exp      # `cuport_o` is taken (a parameter): the loop uses cuport_o2
+    model = build_model(SourceFile("t.cu", out.text))
+    assert not model.errors
+    assert len([n for n in model.of_kind("FOR_STMT")]) == 3
+
+
+_DOWN5 = [16, 8, 4, 2, 1]
+_NO_FIX = {
+    "missing step": _steps("v", "{v} += __shfl_down_sync(0xffffffff, {v}, {o})", [16, 8, 4, 1]),
+    "other variable": _steps("v", "{v} += __shfl_down_sync(0xffffffff, {v}, {o})", [16, 8, 4, 2]) +
+    "\n  w += __shfl_down_sync(0xffffffff, w, 1);",
+    "width argument": _steps("v", "{v} += __shfl_down_sync(0xffffffff, {v}, {o}, 64)", [16]) + "\n" +
+    _steps("v", "{v} += __shfl_down_sync(0xffffffff, {v}, {o})", [8, 4, 2, 1]),
+    "statement between": _steps("v", "{v} += __shfl_down_sync(0xffffffff, {v}, {o})", [16, 8, 4]) +
+    "\n  w += 1.f;\n" + _steps("v", "{v} += __shfl_down_sync(0xffffffff, {v}, {o})", [2, 1]),
+    "comment between": _steps("v", "{v} += __shfl_down_sync(0xffffffff, {v}, {o})", [16, 8]) + " // half\n" +
+    _steps("v", "{v} += __shfl_down_sync(0xffffffff, {v}, {o})", [4, 2, 1]),
+    "other mask": _steps("v", "{v} += __shfl_down_sync(0xffffffff, {v}, {o})", [16, 8, 4, 2]) +
+    "\n  v += __shfl_down_sync(0xffff, v, 1);",
+    "other operand": _steps("v", "{v} += __shfl_down_sync(0xffffffff, {v}, {o})", [16, 8, 4, 2]) +
+    "\n  v += __shfl_down_sync(0xffffffff, w, 1);",
+    "sixth step": _steps("v", "{v} += __shfl_down_sync(0xffffffff, {v}, {o})", _DOWN5 + [1]),
+    "macro": "  STEP(16); STEP(8); STEP(4); STEP(2); STEP(1);",
+    "own __shfl_down": _steps("v", "{v} += __shfl_down({v}, {o})", _DOWN5),
+    "up shuffle ascending": _steps("v", "{v} += __shfl_down_sync(0xffffffff, {v}, {o})", _DOWN5[:1]) + "\n" +
+    _steps("v", "{v} = fmaxf({v}, __shfl_down_sync(0xffffffff, {v}, {o}))", _DOWN5[1:]),
+}
+
+
+import pytest  # noqa: E402
+
+
+@pytest.mark.parametrize("case", sorted(_NO_FIX))
+def test_cp103_unrolled_steps_without_fix(case):
+    src = """#define STEP(o) v += __shfl_down_sync(0xffffffff, v, o)
+__device__ float __shfl_down(float x, int d, int width = 32) { return __shfl_down_sync(0xffffffff, x, d, width); }
+__device__ float f(float v, float w) {
+""" + _NO_FIX[case] + "\n  return v + w;\n}\n"
+    out = fix_source(SourceFile("t.cu", src), enabled={"CP103"})
+    assert out.text == src and not out.fixed
+    diags = [d for d in out.result.diagnostics if d.code == "CP103"]
+    if case == "own __shfl_down":      # an in-file overload with width 32: 32-lane segments on purpose
+        assert diags == []
+    elif case not in ("missing step", "width argument", "macro"):
+        assert [d.row for d in diags] == [4] and diags[0].fix is None, diags    # still reported, at the 16

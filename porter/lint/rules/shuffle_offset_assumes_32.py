@@ -190,10 +190,11 @@ class _Shuffles:
     def view(self, call):
         if call.kind != "CALL_EXPR":
             return None
-        ops = shuffle_operands(call)
-        if ops is not None:
-            return call.callee in ("__shfl_sync", "__shfl"), ops[0], ops[1]
         fn = function_by_call(self.model, call)
+        ops = shuffle_operands(call)
+        if ops is not None and (fn is None or fn.body is None):
+            return call.callee in ("__shfl_sync", "__shfl"), ops[0], ops[1]
+        # an in-file function named like an intrinsic (HeCBench dpid's float4 `__shfl_down`, width 32) is a wrapper
         if fn is None or fn.body is None or not fn.is_device_code:
             return None
         w = self._wrapper(fn)
