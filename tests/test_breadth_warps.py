@@ -173,3 +173,33 @@ void host(const float *a, float *b) { again<<<4, 256>>>(a, b); }
     looped = src.replace("  s = block_sum(s);", "  for (int r = 0; r < 2; ++r) s = block_sum(s);")
     res = translate_file("again.cu", "glsl", text=looped, validate=False)
     assert "CP104" in res.failed_kernels["again"]
+
+
+UNROLLED = os.path.join(ROOT, "tests", "fixtures", "breadth", "unrolled")
+
+
+def test_unrolled_reductions_are_fixed_into_subgroup_loops():
+    # before CP103's fix for unrolled steps the kernel was refused ("CP103 ... is not fixed")
+    res = translate_file(os.path.join(UNROLLED, "unrolled_reduce.cu"), "glsl",
+                         validate=tool("glslangValidator") is not None)
+    assert set(res.shaders) == {"sum_and_max"}, res.failed_kernels
+    s = res.shaders["sum_and_max"]
+    assert "for (int cuport_o = int(cuport_subgroup_size) / 2; cuport_o > 0; cuport_o /= 2)" in s
+    assert "for (int cuport_o = 1; cuport_o < int(cuport_subgroup_size); cuport_o *= 2)" in s
+    assert "(v, 16)" not in s and "(m, 16)" not in s              # no unrolled step is left
+    assert not [d for d in res.diagnostics if d.code == "CP103"]
+    if res.extra.get("validation"):
+        assert all(v["ok"] for v in res.extra["validation"].values())
+
+
+def test_unrolled_reductions_match_numpy_on_lavapipe_4_8_16(monkeypatch):
+    icd = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
+    if not os.path.exists(icd) or tool("glslangValidator") is None:
+        pytest.skip("lavapipe / glslang not available")
+    monkeypatch.setenv("VK_ICD_FILENAMES", icd)
+    from porter.verify.runner import Runner
+    from porter.verify.spec import load_spec
+    results = Runner(["vulkan"], subgroups=[4, 8, 16], jobs=1).run(load_spec(os.path.join(UNROLLED, "verify_spec.py")))
+    ran = {(r.case, r.variant, str(r.sizes)): r.status for r in results if r.status != "skipped"}
+    assert set(ran.values()) == {"pass"}, [(r.case, r.target, r.variant, r.message) for r in results]
+    assert {v for _, v, _ in ran} == {"sg4", "sg8", "sg16"} and len(ran) == 6

@@ -192,9 +192,10 @@ class _Shuffles:
             return None
         fn = function_by_call(self.model, call)
         ops = shuffle_operands(call)
-        if ops is not None and (fn is None or fn.body is None):
+        # an in-file overload of an intrinsic's name (HeCBench dpid's float4 `__shfl_down`, width 32) is a wrapper
+        # when the call resolves to it (by declaration: a float argument still calls the intrinsic)
+        if ops is not None and (fn is None or fn.body is None or call.ref is None or fn.node is not call.ref):
             return call.callee in ("__shfl_sync", "__shfl"), ops[0], ops[1]
-        # an in-file function named like an intrinsic (HeCBench dpid's float4 `__shfl_down`, width 32) is a wrapper
         if fn is None or fn.body is None or not fn.is_device_code:
             return None
         w = self._wrapper(fn)
