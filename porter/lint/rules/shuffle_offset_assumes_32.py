@@ -7,7 +7,8 @@ Flags warp shuffle code whose lane offsets are derived from a warp of 32 lanes:
 - a scan or butterfly loop that stops at offset 16 (`for (int d = 1; d < 32; d <<= 1)`) or a loop over source
   lanes `i < 32`, reported at the bound;
 - `__shfl_sync(mask, v, 31)`: the last lane of a 32-lane warp;
-- an unrolled sequence of shuffles with the constant offsets 16, 8, 4, 2, 1, reported at the first one.
+- an unrolled sequence of shuffles with the constant offsets 16, 8, 4, 2, 1 (xor also 1, 2, 4, 8, 16), reported at
+  the first one.
 
 Shuffles with an explicit constant `width` argument work on segments of that width and are not flagged: that
 is the portable way to say "32 lanes". Loops written with `warpSize` are not flagged.
@@ -36,7 +37,11 @@ for (int offset = 16; offset > 0; offset /= 2)
 Safe: the start value becomes `warpSize / 2`, a bound `32` becomes `warpSize` (`16` in `<=` becomes
 `warpSize / 2`) and source lane `31` becomes `warpSize - 1`, all identical on a 32-lane warp. Only offered when
 the offset is the loop variable itself and the replaced text is written in the file (not inside a macro body).
-Unrolled sequences get no fix: they need a loop or an extra guarded step.
+Unrolled steps get a fix only as exactly five consecutive statements `v += SHFL(v, c)` or `v = fmaxf(v, SHFL(v, c))`
+(one variable, one operator, the same intrinsic `__shfl_down*` / `__shfl_xor*` and mask text, no width, literal
+offsets 16..1, or 1..16 for xor) with nothing between them, not even a comment: they become one loop from
+`warpSize / 2` (xor ascending: up to `warpSize`), the same five steps on a 32-lane warp. An in-file function named
+like an intrinsic (HeCBench dpid's float4 `__shfl_down` with width 32) is read as a wrapper with its own width.
 
 ## References
 - cupy/cupy#9977 (shuffle loop starting at 16 reduced half a wave64), pytorch/pytorch#186229 (softmax summed
