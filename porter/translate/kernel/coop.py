@@ -7,7 +7,9 @@ the warp-size machinery (lane and warp ids, per-warp arrays, CP104 refusals) app
   `meta_group_rank()` `rank / warpSize`, `size()` `warpSize`, `sync()` `__syncwarp()`, `shfl*` / `any` /
   `all` / `ballot` the full-mask `__*_sync` intrinsics and `cg::reduce` with `plus` / `less` / `greater` /
   `bit_*` the `__reduce_*_sync` ones (exact at any subgroup size, like the warp code written with warpSize);
-- a coalesced group's rank, size and `shfl(v, 0)` become ballot-based builtins (`__cuport_coalesced_*`);
+- a coalesced group is the ballot taken once where `coalesced_threads()` runs, kept in a variable beside it
+  (`unsigned int cuport_ballot_g = __activemask();`); its rank, size and `shfl(v, k)` read that mask
+  (`__cuport_coalesced_*(cuport_ballot_g, ...)`): a ballot at each use would see only the threads active there;
 - `cub::BlockReduce<T, N>(storage).Sum(v)` / `.Reduce(v, cub::Sum|Max|Min | a recognisable functor)` (and
   the `num_valid` overloads) become `__cuport_block_reduce_OP(v, N[, num_valid])`: a shared-memory tree,
   exact at any subgroup size; `cub::WarpReduce<T>` (32 logical lanes) the `__reduce_*_sync` intrinsics.
