@@ -17,7 +17,8 @@ LIN = "(gl_LocalInvocationID.x + gl_LocalInvocationID.y * gl_WorkGroupSize.x + g
 
 def test_glsl_spellings():
     res = translate_file(COOP, "glsl", validate=tool("glslangValidator") is not None)
-    assert set(res.shaders) == {"tile_tree", "row_stats", "block_cub", "warp_cub"}, res.failed_kernels
+    assert set(res.shaders) == {"tile_tree", "row_stats", "block_cub", "warp_cub", "compact", "filter2"}, \
+        res.failed_kernels
     t = res.shaders["tile_tree"]
     # a tile of 32 is a warp: its size is the subgroup size, its sync a subgroup barrier; the block's a barrier
     assert f"tmp[{LIN}] = v;" in t and "subgroupBarrier();" in t and "barrier();" in t
@@ -31,9 +32,18 @@ def test_glsl_spellings():
     assert "GL_KHR_shader_subgroup" not in b and "gl_Subgroup" not in b     # no subgroup op in the tree
     w = res.shaders["warp_cub"]
     assert "subgroupAdd(v)" in w and "subgroupMin(v)" in w and "cuport_cub" not in w
-    # the coalesced group is refused in GLSL (its ballot is not kept), at the line of its use
-    d = next(d for d in res.diagnostics if d.code == "CP907" and "compact" in d.message)
-    assert d.severity == "error" and d.row == 59 and "coalesced group" in d.message
+    # a coalesced group is one ballot, taken where coalesced_threads() runs; rank, size and shfl read that mask
+    # (a ballot at each use sees only the threads active there: inside `if (rank == 0)` the size came out 1)
+    for k in ("compact", "filter2"):
+        c = res.shaders[k]
+        assert c.count("subgroupBallot(true)") == 1, k
+        assert "subgroupBallotBitCount(cuport_ballot_" in c and "subgroupBallotExclusiveBitCount(cuport_ballot_" in c
+        assert "subgroupShuffle(warp_res, subgroupBallotFindLSB(cuport_ballot_g))" in res.shaders["compact"]
+    f = res.shaders["filter2"]
+    assert "subgroupShuffle(res, subgroupBallotFindLSB(cuport_ballot_active))" in f
+    assert "subgroupShuffle(i, cuport_coalesced_lane(cuport_ballot_active, " in f      # rank k: the k-th member
+    assert f.index("subgroupBallot(true)") < f.index("if (subgroupBallotExclusiveBitCount")
+    assert not [d for d in res.diagnostics if d.code == "CP907" and "coalesced" in d.message]
     if res.extra.get("validation"):
         assert all(v["ok"] for v in res.extra["validation"].values())
 
@@ -45,13 +55,18 @@ def test_opencl_spellings():
     assert "__local float cuport_cub_float_256[256];" in text
     assert "cuport_block_reduce_max_float_256(v, 256, cuport_cub_float_256)" in text
     assert "barrier(CLK_LOCAL_MEM_FENCE);" in text
-    # one-lane warps: a coalesced group is the thread alone
+    # one-lane warps: a coalesced group is the thread alone (rank 0, size 1, shfl from any rank its own value)
     assert "atomic_add(&seen[" in text and "0u" in text
+    assert "int j = i;" in text and "atomic_add(&next_hit[j], 1)" in text
 
 
 REFUSED = {"grid_barrier": (9, "grid-wide barrier"), "small_tile": (15, "a tile of 16 threads"),
            "user_op": (25, "`cg::reduce` with the operation `combine`"),
-           "adjacent": (34, "BlockAdjacentDifference::SubtractLeft"), "warp16": (41, "16 logical lanes")}
+           "adjacent": (34, "BlockAdjacentDifference::SubtractLeft"), "warp16": (41, "16 logical lanes"),
+           # a coalesced group is kept only in the variable it is made in: passed on, synced, or never kept
+           "coalesced_param": (50, "uses the group `g` (a coalesced group)"),
+           "coalesced_sync": (57, "`sync` of a coalesced group"),
+           "coalesced_inline": (61, "a coalesced group held in `cg::coalesced_threads()`")}
 
 
 @pytest.mark.parametrize("target", ["glsl", "opencl"])
@@ -75,7 +90,6 @@ def test_fixture_matches_numpy_on_lavapipe_and_pocl(monkeypatch):
         load_spec(os.path.join(FIX, "verify_spec.py")))
     ran = {(r.case, r.target, r.variant, str(r.sizes)): r.status for r in results if r.status != "skipped"}
     assert set(ran.values()) == {"pass"}, [(r.case, r.target, r.variant, r.message) for r in results]
-    kernels = ("tile_tree", "row_stats", "block_cub", "warp_cub")
-    want = {(k, "vulkan", f"sg{s}") for k in kernels for s in (4, 8, 16)} | \
-        {(k, "opencl", "-") for k in kernels + ("compact",)}
+    kernels = ("tile_tree", "row_stats", "block_cub", "warp_cub", "compact", "filter2")
+    want = {(k, "vulkan", f"sg{s}") for k in kernels for s in (4, 8, 16)} | {(k, "opencl", "-") for k in kernels}
     assert {(c, t, v) for c, t, v, _ in ran} == want

@@ -7,7 +7,9 @@ the warp-size machinery (lane and warp ids, per-warp arrays, CP104 refusals) app
   `meta_group_rank()` `rank / warpSize`, `size()` `warpSize`, `sync()` `__syncwarp()`, `shfl*` / `any` /
   `all` / `ballot` the full-mask `__*_sync` intrinsics and `cg::reduce` with `plus` / `less` / `greater` /
   `bit_*` the `__reduce_*_sync` ones (exact at any subgroup size, like the warp code written with warpSize);
-- a coalesced group's rank, size and `shfl(v, 0)` become ballot-based builtins (`__cuport_coalesced_*`);
+- a coalesced group is the ballot taken once where `coalesced_threads()` runs, kept in a variable beside it
+  (`unsigned int cuport_ballot_g = __activemask();`); its rank, size and `shfl(v, k)` read that mask
+  (`__cuport_coalesced_*(cuport_ballot_g, ...)`): a ballot at each use would see only the threads active there;
 - `cub::BlockReduce<T, N>(storage).Sum(v)` / `.Reduce(v, cub::Sum|Max|Min | a recognisable functor)` (and
   the `num_valid` overloads) become `__cuport_block_reduce_OP(v, N[, num_valid])`: a shared-memory tree,
   exact at any subgroup size; `cub::WarpReduce<T>` (32 logical lanes) the `__reduce_*_sync` intrinsics.
@@ -153,9 +155,15 @@ class _Lowering:
         for k, (stmt, ds) in stmts.items():
             if len([c for c in stmt.children if c.kind == "VAR_DECL"]) != len(ds):
                 continue
+            # a coalesced group is the ballot taken where it is made: kept in a variable beside it (the uses
+            # lowered read that; a group kept for a use refused below stays declared, the code still compiles)
+            masks = " ".join(f"unsigned int {_mask_name(d)} = __activemask();" for d in ds
+                             if _made_by_coalesced_threads(d))
             if k not in kept:
-                self.replace(stmt, "")
+                self.replace(stmt, masks)
             else:
+                if masks:
+                    self.replace(stmt, self.text(stmt) + " " + masks)
                 for d in ds:
                     k = group_kind(d)
                     if k is not None and k[0] == "tile" and k[1] != 32:
@@ -165,8 +173,10 @@ class _Lowering:
                         break           # kept for a group made from it, which is refused or reported
                     if any(s <= bad.start < e for s, e, _m in self.refused):
                         break           # inside a construct refused already
+                    why = " (a coalesced group is the ballot taken where it is made: cuport keeps it in the " \
+                          "function that makes it)" if group_kind(d) == ("coalesced_group", None) else ""
                     self.refuse(bad, f"`{_short(bad.parent or bad)}` uses {_what(d)} in a way cuport does not "
-                                     "lower (only its member calls, `cg::sync` and `cg::reduce`)")
+                                     f"lower (only its member calls, `cg::sync` and `cg::reduce`){why}")
                     break
 
     # ------------------------------------------------------------------ calls
@@ -253,9 +263,10 @@ class _Lowering:
                     "num_threads": f"((unsigned long long){grid} * {SIZE})",
                     "block_rank": f"((unsigned long long){blin})", "num_blocks": f"((unsigned long long){grid})"}[name]
         elif kind == "coalesced_group" and name in ("thread_rank", "size", "num_threads"):
-            text = "__cuport_coalesced_rank()" if name == "thread_rank" else "__cuport_coalesced_size()"
+            m = self._coalesced_mask(obj)
+            text = f"__cuport_coalesced_{'rank' if name == 'thread_rank' else 'size'}({m})"
         elif kind == "coalesced_group" and name == "shfl" and len(args) == 2:
-            text = f"__cuport_coalesced_shfl({self.text(args[0])}, {self.text(args[1])})"
+            text = f"__cuport_coalesced_shfl({self._coalesced_mask(obj)}, {self.text(args[0])}, {self.text(args[1])})"
         elif kind == "tile" and g[1] != 32:
             return None         # refused where the tile is made
         else:
@@ -263,6 +274,21 @@ class _Lowering:
         self._use(obj)
         self.replace(n, text)
         return None
+
+    def _coalesced_mask(self, obj) -> str:
+        """The variable that keeps the ballot of a coalesced group: the group's own local variable, made by
+        `coalesced_threads()` (declared beside it: `unsigned int cuport_ballot_g = __activemask();`,
+        drop_declarations)."""
+        r = obj.strip
+        while r.kind == "UNEXPOSED_EXPR" and len(r.children) == 1:
+            r = r.children[0].strip
+        d = r.ref if r.kind == "DECL_REF_EXPR" else None
+        if d is None or id(d) not in self.decls or not _made_by_coalesced_threads(d):
+            what = "a parameter" if d is not None and d.kind == "PARM_DECL" else f"`{_short(obj)}`"
+            raise _Refuse(f"a coalesced group held in {what}: its members are the threads active where "
+                          "`coalesced_threads()` runs, and cuport keeps that ballot only in the local variable "
+                          "the group is made in")
+        return _mask_name(d)
 
     def _cub_member(self, n, name, obj, cub):
         cls, targs = cub
@@ -307,6 +333,18 @@ class _Lowering:
 
 class _Refuse(Exception):
     pass
+
+
+def _made_by_coalesced_threads(d) -> bool:
+    """`d` is a coalesced_group variable initialised by `cg::coalesced_threads()` (not a copy of another group)."""
+    if d.kind != "VAR_DECL" or group_kind(d) != ("coalesced_group", None):
+        return False
+    calls = [c for c in d.walk() if c.kind == "CALL_EXPR" and c.spelling not in ("", "coalesced_group")]
+    return len(calls) == 1 and calls[0].spelling == "coalesced_threads"
+
+
+def _mask_name(d) -> str:
+    return f"cuport_ballot_{d.spelling}"
 
 
 def _canonical(n) -> str:
@@ -477,20 +515,54 @@ def _block_reduce(em, op, n, args):
 
 
 def _coalesced(em, what, n, args):
-    """A coalesced group on OpenCL's one-lane warps: the thread alone (rank 0, size 1, its own value)."""
+    """A coalesced group from the ballot `lower` kept in a variable where the group was made (args[0]): in GLSL
+    rank = the members below this lane, size = the members, shfl(v, k) reads the lane of the k-th member. A
+    ballot at each use would see only the threads active there (`if (g.thread_rank() == 0) atomicAdd(ctr,
+    g.size())` counted 1). On OpenCL's one-lane warps the group is the thread alone."""
+    from porter.translate.kernel import ctype as ct
     from porter.translate.kernel.ctype import U32
     from porter.translate.kernel.target import E
-    if what == "shfl":
-        src = args[1].value
-        if src != 0:
-            em.fail(n, f"a coalesced group's `shfl` from rank `{args[1].text}` (cuport lowers `shfl(v, 0)`: the "
-                       "group's first thread)")
     if em.t.name == "glsl":
-        # the group is the ballot taken where coalesced_threads() runs; a ballot at each use would see only the
-        # threads active there (`if (g.thread_rank() == 0) atomicAdd(ctr, g.size())` counted 1): refused until
-        # the mask is kept in a variable
-        em.fail(n, "a coalesced group in GLSL (its members are the threads active where it is made; cuport "
-                   "does not keep that ballot yet)")
+        m = em.x(args[0])
+        if m.tt != em.t.ballot_type:
+            em.fail(n, "a coalesced group whose ballot is not kept in a variable")
+        em.need("GL_KHR_shader_subgroup_ballot", subgroup="ballot")
+        if what == "rank":
+            return E(f"subgroupBallotExclusiveBitCount({m.text})", U32)
+        if what == "size":
+            return E(f"subgroupBallotBitCount({m.text})", U32)
+        v = em.x(args[1])
+        t = v.ct.unqualified()
+        if t.kind != "scalar":
+            em.fail(n, f"a coalesced group's `shfl` of `{ct.spell(t)}` (cuport shuffles scalars)")
+        if t.bits < 32 and not t.is_float:
+            t = ct.promote(t)
+            v = em.conv(v, t)
+        if t.name in ("i64", "u64", "f16", "i16", "u16", "i8", "u8"):
+            em.need("GL_EXT_shader_subgroup_extended_types_" + {"i64": "int64", "u64": "int64", "f16": "float16",
+                                                                 "i16": "int16", "u16": "int16", "i8": "int8",
+                                                                 "u8": "int8"}[t.name])
+        em.need("GL_KHR_shader_subgroup_shuffle", subgroup="shuffle")
+        if args[2].value == 0:
+            lane = f"subgroupBallotFindLSB({m.text})"       # the group's first member
+        else:
+            k = em.conv(em.x(args[2]), U32)
+            em.helper("cuport_coalesced_lane", """uint cuport_coalesced_lane(uvec4 m, uint k)
+{
+    // the lane of the group's member of rank k (CUDA leaves k >= size undefined: the caller's own lane)
+    for (uint l = 0u; l < gl_SubgroupSize; ++l) {
+        if (subgroupBallotBitExtract(m, l)) {
+            if (k == 0u) return l;
+            k -= 1u;
+        }
+    }
+    return gl_SubgroupInvocationID;
+}""")
+            lane = f"cuport_coalesced_lane({m.text}, {k.text})"
+        return E(f"subgroupShuffle({v.text}, {lane})", t)
+    if what == "shfl" and args[2].value != 0 and not _pure(em, args[2]):
+        # the group is the thread alone: every rank CUDA defines (below the size, 1) is the thread's own
+        em.fail(n, f"a coalesced group's `shfl` from rank `{args[2].text}` (with side effects) on one-lane warps")
     if em.t.lane_id(em) is not None:
         em.fail(n, "a coalesced group with cl_khr_subgroups (OpenCL 1.2 sub-group functions need every thread "
                    "of the sub-group; a coalesced group is the threads active in divergent code)")
@@ -499,5 +571,15 @@ def _coalesced(em, what, n, args):
         return E("0u", U32)
     if what == "size":
         return E("1u", U32)
-    v = em.x(args[0])
+    v = em.x(args[1])
     return E(v.text, v.ct, v.prec, v.tt)
+
+
+def _pure(em, n) -> bool:
+    """No side effects in `n`, so it may be left unevaluated (a coalesced group's rank and size are pure)."""
+    for x in n.walk():
+        if x.kind == "CALL_EXPR" and not em.callee_name(x).startswith("__cuport_coalesced_") or \
+                x.kind == "COMPOUND_ASSIGNMENT_OPERATOR" or x.kind == "BINARY_OPERATOR" and x.op == "=" or \
+                x.kind == "UNARY_OPERATOR" and x.op in ("++", "--", "post++", "post--"):
+            return False
+    return True
