@@ -23,3 +23,13 @@ def test_seed_sgemm_is_an_expected_failure_and_the_fixed_one_passes():
     status = {(r.case, (r.sizes or {}).get("M")): r.status for r in results}
     assert status[("sgemm_optimized", 128)] == "xfail"
     assert all(s == "pass" for (case, _), s in status.items() if case == "sgemm_fixed"), results
+
+
+def test_cuda_original_binds_file_scope_device_variables():
+    # the spec lists the fixture's __device__ counters / __constant__ table after the kernel's parameters (as the
+    # translations' manifests do); the CUDA original must read and write the module's own variables, not run
+    # without them (it returned the spec's zeros and FAILED before)
+    cases = [c for _, cs in find_specs(["tests/fixtures/breadth/globals"]) for c in cs]
+    results = Runner(["cuda", "hip-nvidia"], timeout=120).run(cases)
+    ran = [(r.case, r.target, r.status, r.message) for r in results if r.status != "skipped"]
+    assert ran and all(s == "pass" for _c, _t, s, _m in ran), ran

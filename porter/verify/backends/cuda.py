@@ -52,6 +52,33 @@ LIMITS = ("-DFLT_MAX=3.402823466e+38F", "-DFLT_MIN=1.175494351e-38F", "-DFLT_EPS
           "-DLLONG_MIN=(-9223372036854775807LL-1)", "-DULLONG_MAX=18446744073709551615ULL")
 
 
+def _kernel_params(code: str, kernel: str) -> str:
+    """The text of the parameter lists of `__global__` functions named `kernel` (every overload)."""
+    import re
+    out = []
+    for m in re.finditer(r"__global__[^;{]*?\b" + re.escape(kernel) + r"\s*\(", code):
+        depth, i = 1, m.end()
+        while i < len(code) and depth:
+            depth += {"(": 1, ")": -1}.get(code[i], 0)
+            i += 1
+        out.append(code[m.end():i])
+    return " ".join(out)
+
+
+def _device_global(mod, code: str, name: str, params: str):
+    """The module's storage of a file-scope `__device__` / `__constant__` variable `name`, or None (a kernel
+    parameter): declared at file scope in the text, not a parameter name of the kernel, and found in the module."""
+    import re
+    if re.search(r"\b" + re.escape(name) + r"\b", params):
+        return None
+    if not re.search(r"__(?:device|constant)__[^;{()]*\b" + re.escape(name) + r"\s*(?:\[|=|;)", code):
+        return None
+    try:
+        return mod.get_global(name)
+    except Exception:
+        return None
+
+
 class NvrtcSession(Session):
     """The kernel compiled by NVRTC with its arguments on the device; launch() is timed with CUDA events."""
 
@@ -65,8 +92,25 @@ class NvrtcSession(Session):
             raise CompileError(f"kernel '{case.name_expression}' not found: {e}") from None
         self.grid, self.block = case.launch(sizes)
         self.arrays = arrays
-        self.dev = {k: (cupy.asarray(v) if isinstance(v, np.ndarray) else v) for k, v in arrays.items()}
-        self.args = tuple(self.dev.values())
+        self.dev = {}
+        args = []
+        params = _kernel_params(code, case.kernel.split("<")[0])
+        for k, v in arrays.items():
+            ptr = _device_global(mod, code, k, params) if isinstance(v, np.ndarray) else None
+            if ptr is not None:
+                # a file-scope __device__ / __constant__ variable the spec lists after the kernel's parameters
+                # (as the translations' manifests do): the module's own storage, set before and read after
+                view = cupy.ndarray(v.shape, v.dtype, memptr=ptr)
+                held = getattr(ptr.mem, "size", 0)      # CuPy may not know the symbol's size (0): then unchecked
+                if held and view.nbytes > held - (ptr.ptr - ptr.mem.ptr):
+                    raise CompileError(f"device variable '{k}': the spec gives {view.nbytes} bytes, the module "
+                                       f"holds {held} bytes")
+                view.set(np.ascontiguousarray(v))
+                self.dev[k] = view
+                continue
+            self.dev[k] = cupy.asarray(v) if isinstance(v, np.ndarray) else v
+            args.append(self.dev[k])
+        self.args = tuple(args)
         self.shared = case.shared_bytes(sizes)
         self.start, self.stop = cupy.cuda.Event(), cupy.cuda.Event()
         self.info = {}
