@@ -85,7 +85,8 @@ def test_program_fixture_matches_numpy_on_lavapipe_and_pocl(monkeypatch):
     assert set(ran.values()) == {"pass"}, [(r.case, r.target, r.variant, r.message) for r in results]
     cases = {c for c, _t, _v in ran}
     # + exports.cu, spread of struct_templates.cu, fp16_operators.cu
-    assert cases == PROGRAM_KERNELS | EXPORTS | {"spread", "poly<float>", "poly<int>"}
+    assert cases == PROGRAM_KERNELS | EXPORTS | {"spread", "poly<float>", "poly<int>", "row_sums<int>",
+                                                 "row_sums<float>"}
     for c in cases:
         assert {(c, "vulkan", "sg4"), (c, "vulkan", "sg8"), (c, "vulkan", "sg16"), (c, "opencl", "-")} <= set(ran)
 
@@ -199,10 +200,19 @@ def test_unresolved_operator_calls_on_scalar_instances(target):
     # with cuda_fp16.h's operator overloads visible, `beta * A[i] + alpha` and `-beta` on T are CALL_EXPRs of
     # unresolved operators in the template (ert's block_stride was refused as "`` declared outside this file")
     res = translate_file(fx("fp16_operators.cu"), target, validate=can_validate(target))
-    assert not res.failed_kernels and set(res.manifests) == {"poly<float>", "poly<int>"}
+    assert not res.failed_kernels and set(res.manifests) == {"poly<float>", "poly<int>", "row_sums<float>",
+                                                             "row_sums<int>"}
     text = res.shaders["poly<int>"] if target == "glsl" else res.text
     assert "((beta) = (beta) * (A[i]) + (alpha));" in text
     assert "A[i] = -beta;" in text and "if (!(beta < A[i]) && beta != 0)" in text
+    # `x += ...` on a `const T*` (logprob's `logits += offset`; was "a call through the function pointer `logits`")
+    # and `v += __shfl_xor_sync(...)` on T (was "... function pointer `val`")
+    rows = res.shaders["row_sums<int>"] if target == "glsl" else res.text
+    if target == "glsl":
+        assert "int x_off = 0;" in rows and "x_off += int(gl_WorkGroupID.x * cols);" in rows
+        assert "v += x[x_off + c];" in rows and "v += cuport_shfl_xor_int(v, uint(m));" in rows
+    else:
+        assert "x += (uint)get_group_id(0) * cols;" in rows and "v += x[c];" in rows
     if can_validate(target):
         assert all(v["ok"] for v in res.extra["validation"].values()), res.extra["validation"]
 

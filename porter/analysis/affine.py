@@ -94,6 +94,9 @@ class Poly:
         return " + ".join(parts).replace("+ -", "- ")
 
 
+_WRITES = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=", "++", "--"}
+
+
 class Analysis:
     """Per-file facts shared by rules: which locals are reassigned, their definitions, index polynomials."""
 
@@ -122,6 +125,12 @@ class Analysis:
                         t = target.strip
                         if t.kind == "DECL_REF_EXPR" and t.ref is not None:
                             s.add(id(t.ref))
+            for n in by_kind.get("CALL_EXPR", ()):
+                oc = n.operator_call()      # `x += y` / `p += k` on a template type: an unresolved operator call
+                if oc is not None and oc[0] in _WRITES and oc[1]:
+                    t = oc[1][0].strip
+                    if t.kind == "DECL_REF_EXPR" and t.ref is not None:
+                        s.add(id(t.ref))
             self._assigned = s
         return self._assigned
 

@@ -220,6 +220,21 @@ class Node:
             return c, c.children[0].spelling
         return None
 
+    def operator_call(self):
+        """(operator token, operands) of a CALL_EXPR that is an unresolved operator in a template (`a += b` on T
+        with overloads of `+=` visible: CALL_EXPR(lhs, DECL_REF '', rhs)), else None."""
+        if self.kind != "CALL_EXPR" or self.spelling or len(self.children) not in (2, 3):
+            return None
+        mids = [c for c in self.children if c.kind in ("DECL_REF_EXPR", "UNEXPOSED_EXPR", "OVERLOADED_DECL_REF")
+                and not c.spelling]
+        if len(mids) != 1 or self._cursor is None:
+            return None
+        try:        # the operator's own token (inside a macro's expansion the extents are the macro call's)
+            op = next(iter(mids[0]._cursor.get_tokens())).spelling
+        except Exception:
+            return None
+        return op, [c for c in self.children if c is not mids[0]]
+
     def args(self) -> list["Node"]:
         """Call arguments (children after the callee reference)."""
         if self.kind != "CALL_EXPR":

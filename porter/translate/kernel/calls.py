@@ -16,6 +16,9 @@ from porter.translate.kernel.ctype import CType
 from porter.translate.kernel.target import E
 from porter.translate.kernel.typeinfo import NON_EXPR, element, ptrlike
 
+_SHUFFLES = {"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync", "__shfl", "__shfl_up",
+             "__shfl_down", "__shfl_xor"}
+
 
 @dataclass
 class Frame:
@@ -135,7 +138,14 @@ class CallsMixin:
         t = self.t.builtin_type(self, name, n)
         if t is not None:
             return t
-        return self.parse_type(n.type)
+        t = self.parse_type(n.type)
+        if t.kind == "unknown" and name in _SHUFFLES:
+            # `__shfl_xor_sync(m, v, k)` with `T v` is left unresolved in a template: every overload returns v's type
+            args = self.call_args(n)
+            i = 1 if name.endswith("_sync") else 0
+            if len(args) > i:
+                return self.ty(args[i]).unqualified()
+        return t
 
     def signature(self, n):
         """(return type, [param types]) from the callee reference's function type spelling."""

@@ -134,6 +134,7 @@ def why_not(unit, spelling: str) -> str:
 
 _BINARY = {"+", "-", "*", "/", "%", "<", ">", "<=", ">=", "==", "!=", "&", "|", "^", "<<", ">>", "&&", "||", "="}
 _UNARY = {"-", "+", "!", "~"}
+_COMPOUND = {"+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="}
 
 
 class OperatorView:
@@ -177,9 +178,15 @@ def dependent_operator(em, n):
             op = None
         if len(operands) == 2 and op in _BINARY and n.children[1] is mid:
             view = OperatorView(n, "BINARY_OPERATOR", op, operands)
+        elif len(operands) == 2 and op in _COMPOUND and n.children[1] is mid:
+            view = OperatorView(n, "COMPOUND_ASSIGNMENT_OPERATOR", op, operands)
         elif len(operands) == 1 and op in _UNARY and mid.start <= operands[0].start:
             view = OperatorView(n, "UNARY_OPERATOR", op, operands)
-        if view is not None and any(em.ty(c).kind != "scalar" for c in operands):
+        kinds = [em.ty(c).kind for c in operands] if view is not None else []
+        # `p += k` on a `T*` moves the pointer (built-in pointer arithmetic, no overload takes a pointer)
+        moved = view is not None and view.op in ("+=", "-=") and kinds == ["pointer", "scalar"] and \
+            em.ty(operands[1]).is_int
+        if view is not None and not moved and any(k != "scalar" for k in kinds):
             view = None
         if view is not None and em.u.fns_by_name.get("operator" + op):
             view = None             # the file overloads it (for an enum?): not decided here, the call path refuses
