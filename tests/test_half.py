@@ -14,6 +14,7 @@ from porter.translate.kernel.validate import opencl_context, tool
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(ROOT, "tests", "fixtures", "half")
 KERNELS = {"to_half", "half_ops", "half2_dot", "gelu_bias", "to_fp8"}
+LUT_KERNELS = {"lut_sum<32>", "lut_sum<64>"}                 # lut.cu
 
 
 def can_validate(target):
@@ -80,7 +81,8 @@ def test_fixture_matches_numpy_on_lavapipe_and_pocl(monkeypatch):
         load_spec(os.path.join(FIX, "verify_spec.py")))
     ran = {(r.case, r.target, r.variant): r.status for r in results if r.status != "skipped"}
     assert set(ran.values()) == {"pass"}, [(r.case, r.target, r.variant, r.message) for r in results]
-    want = {(k, "vulkan", f"sg{s}") for k in KERNELS for s in (4, 8, 16)} | {(k, "opencl", "-") for k in KERNELS}
+    every = KERNELS | LUT_KERNELS
+    want = {(k, "vulkan", f"sg{s}") for k in every for s in (4, 8, 16)} | {(k, "opencl", "-") for k in every}
     assert want <= set(ran)
 
 
@@ -165,3 +167,54 @@ def test_opencl_private_reinterpretation_as_half2_is_refused(tmp_path):
     ok = translate_text(tmp_path, "opencl", "__global__ void k(const __half *in, float4 *o) {\n"
                         "  o[threadIdx.x] = *reinterpret_cast<const float4*>(in + 8 * threadIdx.x);\n}\n")
     assert "k" in ok.manifests, ok.failed_kernels
+
+
+@pytest.mark.parametrize("target", ["glsl", "opencl"])
+def test_template_half_table_with_a_dependent_bound(target):
+    # lut-gemm's `__shared__ __half lut[K_TILE_SIZE/8][256]` (was "subscript of `unknown`"), `acc += lut[k][j]` and
+    # `out[i] = acc + ...` on halves in a template (OpenCL: was "a half in an OpenCL buffer changed other than by
+    # assignment")
+    res = translate_file(os.path.join(FIX, "lut.cu"), target, validate=can_validate(target))
+    assert not res.failed_kernels and set(res.manifests) == LUT_KERNELS, [d.message for d in res.diagnostics]
+    if target == "glsl":
+        s = res.shaders["lut_sum<64>"]
+        assert "shared float16_t lut[8][16];" in s and "acc = acc + lut[k][idx[i * (K / 8) + k]];" in s
+    else:
+        assert "__local float lut[4][16];" in res.text and "__local float lut[8][16];" in res.text
+        assert "acc = cuport_rh(acc + lut[k][idx[i * (32 / 8) + k]]);" in res.text
+        assert "vstore_half_rte(cuport_rh(acc + lut[0][0]), i, out);" in res.text
+    if res.extra.get("validation"):
+        assert all(v["ok"] for v in res.extra["validation"].values()), res.extra["validation"]
+
+
+def test_dependent_array_bounds_are_folded():
+    from porter.translate.kernel.ctype import parse
+    assert parse("__half[K / 8][256]", {"K": 64}).dims == (8, 256)
+    assert parse("float[(N + 1) * 2]", {"N": 3}).dims == (8,)
+    assert parse("float[-7 / 2 + 5]", {}).dims == (2,)            # C truncates toward zero: -3 + 5
+    assert parse("float[K / 8]", {"K": 4}).dims == (None,)        # a zero bound is no bound
+    assert parse("float[K / 8]", {}).dims == (None,)              # K unknown here
+    assert parse("float[sizeof(T)]", {"T": "float"}).dims == (None,)
+
+
+def test_opencl_address_of_a_half_in_a_buffer_is_pointer_arithmetic(tmp_path):
+    # lut-gemm's `__half *_inp = &input[...]` (was "a half in an OpenCL buffer changed other than by assignment")
+    res = translate_text(tmp_path, "opencl", "__global__ void k(__half *in, __half *out) {\n"
+                         "  __half *p = &in[blockIdx.x * 8];\n  out[threadIdx.x] = p[0] + p[1];\n}\n")
+    assert "k" in res.manifests, [d.message for d in res.diagnostics]
+    assert "__global half* p = in + (uint)get_group_id(0) * 8u;" in res.text
+    assert "vstore_half_rte(cuport_rh(vload_half(0, p) + vload_half(1, p)), (uint)get_local_id(0), out);" in res.text
+
+
+@pytest.mark.parametrize("target", ["glsl", "opencl"])
+def test_half2_atomic_through_a_cast_of_a_half_buffer_is_refused(tmp_path, target):
+    # lut-gemm's `atomicAdd((half2*)&output[m], ...)` with `m = blockIdx.x * M_TILE_SIZE + threadIdx.x * 2` (an odd
+    # M_TILE_SIZE would straddle two half2): refused at the cast on both targets
+    res = translate_text(tmp_path, target, "__global__ void k(__half *output, int tile) {\n"
+                         "  int m = blockIdx.x * tile + threadIdx.x * 2;\n"
+                         "  atomicAdd((half2*)&output[m], __halves2half2(output[0], output[1]));\n}\n")
+    d = refusal(res)
+    assert (d.row, d.column) == (5, 13), (d.row, d.column, d.message)
+    want = "not provably a multiple of `half2`'s 4 bytes" if target == "glsl" else \
+        "to a half2 pointer into the half buffer `output`"
+    assert want in d.message, d.message

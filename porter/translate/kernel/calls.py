@@ -207,6 +207,10 @@ class CallsMixin:
         from porter.translate.kernel.class_templates import dependent_operator
         view = dependent_operator(self, n)       # `a + b` on T kept as an unresolved operator call
         if view is not None:
+            types = [self.ty(c) for c in view.children]
+            if any(halfprec.is_half(t) for t in types):
+                # cuda_fp16.h's operator on a half, as halfprec lowers the resolved call (OpenCL half stores)
+                return halfprec.operator(self, n, view.op, list(view.children), types)
             return getattr(self, "x_" + view.kind)(view)
         ft = self._functional_cast_type(n)
         if ft is not None:

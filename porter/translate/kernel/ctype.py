@@ -150,17 +150,58 @@ def spell(t: CType) -> str:
 _QUALS = ("const", "volatile", "__restrict__", "__restrict", "restrict")
 
 
+def _int_expr(text: str, subst: dict):
+    """The value of an array bound like `K / 8` or `(N + 1) * 2` over integer template arguments, with C's
+    truncating division; None when it is anything else."""
+    import ast
+    try:
+        tree = ast.parse(text.replace("/", "//"), mode="eval").body
+    except SyntaxError:
+        return None
+
+    def ev(n):
+        if isinstance(n, ast.Constant) and isinstance(n.value, int) and not isinstance(n.value, bool):
+            return n.value
+        if isinstance(n, ast.Name) and isinstance(subst.get(n.id), int) and not isinstance(subst[n.id], bool):
+            return subst[n.id]
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.USub, ast.UAdd)):
+            v = ev(n.operand)
+            return None if v is None else (-v if isinstance(n.op, ast.USub) else v)
+        if isinstance(n, ast.BinOp):
+            a, b = ev(n.left), ev(n.right)
+            if a is None or b is None:
+                return None
+            if isinstance(n.op, ast.Add):
+                return a + b
+            if isinstance(n.op, ast.Sub):
+                return a - b
+            if isinstance(n.op, ast.Mult):
+                return a * b
+            if isinstance(n.op, (ast.FloorDiv, ast.Mod)) and b != 0:
+                q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)      # C truncates toward zero
+                return q if isinstance(n.op, ast.FloorDiv) else a - q * b
+            if isinstance(n.op, ast.LShift) and 0 <= b < 63:
+                return a << b
+            if isinstance(n.op, ast.RShift) and 0 <= b < 63:
+                return a >> b
+        return None
+
+    v = ev(tree)
+    return v if v is not None and v > 0 else None
+
+
 def parse(spelling: str, subst: dict | None = None, structs: set | None = None) -> CType:
     """Parse a clang type spelling ("const float *__restrict", "float[4][2]", "unsigned int", "T *" with
     subst {"T": "float"}). Unknown spellings give CType("unknown", name=...)."""
     s = spelling.strip()
     s = re.sub(r"\s+", " ", s)
     # arrays: "float[4][2]" or "float [4]"
-    m = re.match(r"^(.*?)\s*((?:\[\s*\w*\s*\])+)$", s)
+    m = re.match(r"^(.*?)\s*((?:\[[\w\s+\-*/%()<>]*\])+)$", s)
     if m:
         base = parse(m.group(1), subst, structs)
         dims = []
-        for d in re.findall(r"\[\s*(\w*)\s*\]", m.group(2)):
+        for d in re.findall(r"\[([^\]]*)\]", m.group(2)):
+            d = d.strip()
             if d == "":
                 dims.append(None)
             elif d.isdigit():
@@ -168,7 +209,7 @@ def parse(spelling: str, subst: dict | None = None, structs: set | None = None) 
             elif subst and d in subst and isinstance(subst[d], int):
                 dims.append(subst[d])
             else:
-                dims.append(None)
+                dims.append(_int_expr(d, subst or {}))     # `[K / 8]` in a template: K of this instance
         return array(base, dims)
     # references
     if s.endswith("&"):

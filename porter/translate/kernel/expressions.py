@@ -7,6 +7,7 @@ import re
 from porter.translate import warp_sizing
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import device_globals
+from porter.translate.kernel import halfprec
 from porter.translate.kernel import methods
 from porter.translate.kernel import refs
 from porter.translate.kernel.ctype import BOOL, I32, U32, U64
@@ -531,10 +532,21 @@ class ExpressionsMixin:
         cache[key] = ok
         return ok
 
+    def _half_store(self, a_n) -> bool:
+        """`p[i]` / `*p` on a half pointer into memory the target stores halves in only by a call (OpenCL)."""
+        s = a_n.strip
+        if not (s.kind == "ARRAY_SUBSCRIPT_EXPR" or s.kind == "UNARY_OPERATOR" and s.op == "*") or \
+                self.ty(s.children[0]).kind != "pointer":
+            return False
+        return halfprec.half_storage_root(self, a_n) is not None
+
     def assign(self, n, a_n, b_n) -> E:
         at = self.ty(a_n)
         if at.kind == "pointer":
             return self.t.pointer_assign(self, n, a_n, b_n, "=")
+        if halfprec.is_half(at.unqualified()) and self._half_store(a_n):
+            # `out[i] = h` a template keeps as a built-in `=` (its value is dependent): OpenCL stores halves
+            return halfprec.assign(self, n, a_n, self.conv(self.x(b_n), at.unqualified()))
         lv = self.x(a_n, "w")
         if at.kind == "struct" and b_n.strip.kind == "INIT_LIST_EXPR":
             rv = self.aggregate(b_n.strip, at)
@@ -550,6 +562,8 @@ class ExpressionsMixin:
         at = self.ty(a_n).unqualified()
         if at.kind == "pointer":
             return self.t.pointer_assign(self, n, a_n, b_n, op)
+        if halfprec.is_half(at) and self._half_store(a_n):
+            return halfprec.operator(self, n, op, [a_n, b_n], [at, self.ty(b_n)])
         bop = op[:-1]
         b = self.x(b_n)
         if bop in ("<<", ">>"):

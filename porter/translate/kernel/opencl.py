@@ -453,6 +453,10 @@ class OpenclTarget(OpenclBuiltins, Target):
                 it = em.ty(inner[-1])
                 pe = ct.array(it.elem, it.dims[1:]) if it.kind == "array" and len(it.dims) > 1 else it.elem
                 if it.kind in ("pointer", "array") and pe.unqualified() != t.elem.unqualified():
+                    if halfprec.is_half(t.elem) and t.elem.kind == "vector" and root.space in ("global", "constant"):
+                        # lut-gemm's `atomicAdd((half2*)&output[m], v)`: refused here, at the cast
+                        em.fail(n, f"the cast `{n.text}` to a half2 pointer into the half buffer `{root.name}` "
+                                   "(OpenCL stores half2 as pairs of halves)")
                     if root.space != "global" and (v3.is_vec3(pe) or v3.is_vec3(t.elem)):
                         em.fail(n, f"the cast `{n.text}` to or from 3-vectors in {root.space} memory (OpenCL's "
                                    "3-vectors are 4 elements apart, CUDA's 3)")
@@ -479,6 +483,12 @@ class OpenclTarget(OpenclBuiltins, Target):
             c = n.children[0]
             if c.strip.kind == "UNARY_OPERATOR" and c.strip.op == "*":
                 return self.native(em, c.strip.children[0])
+            s = c.strip
+            if s.kind == "ARRAY_SUBSCRIPT_EXPR" and em.ty(s.children[0]).kind == "pointer" and \
+                    halfprec.half_storage_root(em, s) is not None:
+                # `&p[i]` into a half buffer: halves there are read by vload_half, so the address is `p + i`
+                a, i = self.native(em, s.children[0]), em.x(s.children[1])
+                return E(f"{a.paren(4)} + {i.paren(3)}", t, 4)
             e = em.x(c, "rw")
             return E(f"&{e.paren(PREC_UNARY)}", t, PREC_UNARY)
         if k == "UNARY_OPERATOR" and n.op in ("++", "--", "post++", "post--"):
