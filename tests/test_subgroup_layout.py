@@ -78,3 +78,29 @@ def test_host_refuses_a_launch_breaking_the_contract(monkeypatch):
     assert by["sum_any 32x2"].status == "pass", by["sum_any 32x2"].message
     assert by["sum_any 8x8"].status != "pass", by["sum_any 8x8"].message
     assert "launch refused" in by["sum_any 8x8"].message, by["sum_any 8x8"].message
+
+
+def test_host_refuses_a_device_narrower_than_min_subgroup_size(tmp_path, monkeypatch):
+    # a width-32 shuffle is right only on subgroups of 32+ lanes (manifest min_subgroup_size): lavapipe's 16-lane
+    # subgroups must not run it (they computed wrong sums with exit 0 before, found on HeCBench logprob)
+    icd = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
+    if not os.path.exists(icd) or tool("glslangValidator") is None:
+        pytest.skip("lavapipe / glslang not available")
+    monkeypatch.setenv("VK_ICD_FILENAMES", icd)
+    (tmp_path / "k.cu").write_text(
+        "__global__ void k(float *o) {\n  float v = o[threadIdx.x];\n"
+        "  v += __shfl_xor_sync(0xffffffff, v, 16, 32);\n  o[threadIdx.x] = v;\n}\n"
+        "int main() { float *o; k<<<1, 64>>>(o); }\n")
+    res = translate_file(str(tmp_path / "k.cu"), "glsl", validate=False)
+    assert res.manifests["k"]["min_subgroup_size"] == 32
+    (tmp_path / "verify_spec.py").write_text(
+        "import numpy as np\nfrom porter.verify.spec import Case, Tol, uniform\n"
+        "def ref(n, **b):\n    x = b['o'].reshape(-1, 32)\n    return {'o': (x + np.roll(x, 16, axis=1)).reshape(-1)}\n"
+        "KERNELS = [Case(source='k.cu', kernel='k', signature='o: f32[n] inout', init={'o': uniform(0, 1)},\n"
+        "                grid='1', block='64', reference=ref, sizes=[{'n': 64}], tol=Tol(1e-6, 1e-6))]\n")
+    from porter.verify.runner import Runner
+    from porter.verify.spec import load_spec
+    rs = [r for r in Runner(["vulkan"], subgroups=[16], jobs=1).run(load_spec(str(tmp_path / "verify_spec.py")))
+          if r.status != "skipped"]
+    assert rs and all(r.status != "pass" and "at least 32 lanes" in r.message for r in rs), \
+        [(r.status, r.message) for r in rs]

@@ -431,6 +431,11 @@ class VkSession(Session):
             if b.get("elem_size") and b["elem_size"] != arrays[name].itemsize and not components:
                 raise CompileError(f"buffer '{name}': manifest element size {b['elem_size']} but the signature "
                                    f"says {arrays[name].dtype} ({arrays[name].itemsize} bytes)")
+        need = manifest.get("min_subgroup_size")
+        if need and ctx.subgroup_size < int(need):
+            # a shuffle with an explicit width (or a constant lane distance) is right only on subgroups this wide
+            raise CompileError(f"launch refused: the translation needs subgroups of at least {need} lanes "
+                               f"(manifest \"min_subgroup_size\"), this device has {ctx.subgroup_size}")
         for req in manifest.get("requires", []):
             if "block_x_multiple_of" in req:
                 k = int(req["block_x_multiple_of"])
