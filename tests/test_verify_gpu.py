@@ -33,3 +33,12 @@ def test_cuda_original_binds_file_scope_device_variables():
     results = Runner(["cuda", "hip-nvidia"], timeout=120).run(cases)
     ran = [(r.case, r.target, r.status, r.message) for r in results if r.status != "skipped"]
     assert ran and all(s == "pass" for _c, _t, s, _m in ran), ran
+
+
+def test_cuda_original_gets_math_h_constants():
+    # device_code() blanks #include lines and NVRTC has no <math.h>: INFINITY / NAN come as defines (the cxx
+    # fixture's `-INFINITY` failed to compile on the cuda target before)
+    cases = [c for _, cs in find_specs(["tests/fixtures/breadth/cxx"]) for c in cs]
+    results = Runner(["cuda"], timeout=120).run(cases)
+    ran = [(r.case, r.status, r.message) for r in results if r.status != "skipped"]
+    assert ran and all(s == "pass" for _c, s, _m in ran), ran

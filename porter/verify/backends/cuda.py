@@ -43,13 +43,15 @@ def _module(code: str, options: tuple[str, ...], name_expression: str):
     return _MODULES[key]
 
 
-# NVRTC has no <cfloat> / <climits>, and device_code() blanks #include lines: the limits kernels use most,
+# NVRTC has no <cfloat> / <climits> / <math.h>, and device_code() blanks #include lines: the limits kernels use most,
 # with the values those headers give (a source that defines one itself only gets a redefinition warning)
 LIMITS = ("-DFLT_MAX=3.402823466e+38F", "-DFLT_MIN=1.175494351e-38F", "-DFLT_EPSILON=1.192092896e-07F",
           "-DDBL_MAX=1.7976931348623158e+308", "-DDBL_MIN=2.2250738585072014e-308",
           "-DDBL_EPSILON=2.2204460492503131e-16", "-DINT_MAX=2147483647", "-DINT_MIN=(-2147483647-1)",
           "-DUINT_MAX=4294967295U", "-DLLONG_MAX=9223372036854775807LL",
-          "-DLLONG_MIN=(-9223372036854775807LL-1)", "-DULLONG_MAX=18446744073709551615ULL")
+          "-DLLONG_MIN=(-9223372036854775807LL-1)", "-DULLONG_MAX=18446744073709551615ULL",
+          # <math.h>'s INFINITY / NAN (softmax's -INFINITY): the bits CUDA's headers give them
+          "-DINFINITY=__int_as_float(0x7f800000)", "-DNAN=__int_as_float(0x7fffffff)")
 
 
 def _kernel_params(code: str, kernel: str) -> str:
