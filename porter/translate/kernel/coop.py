@@ -531,17 +531,10 @@ def _coalesced(em, what, n, args):
             return E(f"subgroupBallotExclusiveBitCount({m.text})", U32)
         if what == "size":
             return E(f"subgroupBallotBitCount({m.text})", U32)
-        v = em.x(args[1])
+        v = em.t.shuffle_operand(em, args[1])
         t = v.ct.unqualified()
         if t.kind != "scalar":
             em.fail(n, f"a coalesced group's `shfl` of `{ct.spell(t)}` (cuport shuffles scalars)")
-        if t.bits < 32 and not t.is_float:
-            t = ct.promote(t)
-            v = em.conv(v, t)
-        if t.name in ("i64", "u64", "f16", "i16", "u16", "i8", "u8"):
-            em.need("GL_EXT_shader_subgroup_extended_types_" + {"i64": "int64", "u64": "int64", "f16": "float16",
-                                                                 "i16": "int16", "u16": "int16", "i8": "int8",
-                                                                 "u8": "int8"}[t.name])
         em.need("GL_KHR_shader_subgroup_shuffle", subgroup="shuffle")
         if args[2].value == 0:
             lane = f"subgroupBallotFindLSB({m.text})"       # the group's first member

@@ -14,23 +14,33 @@ SHUFFLES = {"__shfl_sync": "idx", "__shfl_up_sync": "up", "__shfl_down_sync": "d
              "__shfl": "idx", "__shfl_up": "up", "__shfl_down": "down", "__shfl_xor": "xor"}
 
 
+# subgroup operations on these scalars need GL_EXT_shader_subgroup_extended_types_<suffix>
+_EXTENDED_TYPES = {"i64": "int64", "u64": "int64", "f16": "float16", "i16": "int16", "u16": "int16", "i8": "int8",
+                   "u8": "int8"}
+
+
 class GlslBuiltins:
+    def shuffle_operand(self, em, n) -> E:
+        """The value a subgroup shuffle moves: a narrow integer promoted (CUDA's shuffles take int), the
+        extended-types extension for 64-, 16- and 8-bit scalars."""
+        v = em.x(n)
+        t = v.ct.unqualified()
+        if t.kind == "scalar" and t.bits < 32 and not t.is_float:
+            v = em.conv(v, ct.promote(t))
+            t = v.ct.unqualified()
+        if t.kind == "scalar" and t.name in _EXTENDED_TYPES:
+            em.need("GL_EXT_shader_subgroup_extended_types_" + _EXTENDED_TYPES[t.name])
+        return v
+
     # --- subgroup shuffles: CUDA returns the caller's own value where the source lane is out of range ---
     def shuffle(self, em, name, n, args) -> E:
         kind = SHUFFLES[name]
         if name.endswith("_sync"):
             em.check_mask(n, args[0])
             args = args[1:]
-        v = em.x(args[0])
+        v = self.shuffle_operand(em, args[0])
         t = v.ct.unqualified()
-        if t.kind == "scalar" and t.bits < 32 and not t.is_float:
-            t = ct.promote(t)
-            v = em.conv(v, t)
         tn = self.type_name(t, em)
-        if t.kind == "scalar" and t.name in ("i64", "u64", "f16", "i16", "u16", "i8", "u8"):
-            em.need("GL_EXT_shader_subgroup_extended_types_" + {"i64": "int64", "u64": "int64", "f16": "float16",
-                                                                 "i16": "int16", "u16": "int16", "i8": "int8",
-                                                                 "u8": "int8"}[t.name])
         lane = em.conv(em.x(args[1]), U32)
         width = None
         if len(args) > 2:
