@@ -6,7 +6,8 @@ import os
 import pytest
 
 from porter.translate.api import translate_file
-from porter.translate.kernel.validate import opencl_context, tool
+from porter.translate.kernel.validate import tool
+from kernel_helpers import expected_runs, failures, ran_keys, run_spec
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(ROOT, "tests", "fixtures", "breadth", "coop")
@@ -80,16 +81,6 @@ def test_refusals_at_the_construct(target):
 
 
 def test_fixture_matches_numpy_on_lavapipe_and_pocl(monkeypatch):
-    icd = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
-    if not os.path.exists(icd) or opencl_context() is None or tool("glslangValidator") is None:
-        pytest.skip("lavapipe / PoCL / glslang not available")
-    monkeypatch.setenv("VK_ICD_FILENAMES", icd)
-    from porter.verify.runner import Runner
-    from porter.verify.spec import load_spec
-    results = Runner(["vulkan", "opencl"], subgroups=[4, 8, 16], jobs=1).run(
-        load_spec(os.path.join(FIX, "verify_spec.py")))
-    ran = {(r.case, r.target, r.variant, str(r.sizes)): r.status for r in results if r.status != "skipped"}
-    assert set(ran.values()) == {"pass"}, [(r.case, r.target, r.variant, r.message) for r in results]
-    kernels = ("tile_tree", "row_stats", "block_cub", "warp_cub", "compact", "filter2")
-    want = {(k, "vulkan", f"sg{s}") for k in kernels for s in (4, 8, 16)} | {(k, "opencl", "-") for k in kernels}
-    assert {(c, t, v) for c, t, v, _ in ran} == want
+    results = run_spec(monkeypatch, os.path.join(FIX, "verify_spec.py"))
+    assert not failures(results), failures(results)
+    assert ran_keys(results) == expected_runs(("tile_tree", "row_stats", "block_cub", "warp_cub", "compact", "filter2"))

@@ -6,32 +6,13 @@ import os
 import pytest
 
 from porter.translate.api import translate_file
-from porter.translate.kernel.validate import opencl_context, tool
+from kernel_helpers import (can_validate, expected_runs, failures, outputs, ran_keys, refusal, run_spec,
+                            translate_text)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(ROOT, "tests", "fixtures", "breadth", "methods")
 KERNELS = {"acc_mean", "box_sum"}
 INSTANCES = {"records<float>", "records<int>"}
-
-
-def can_validate(target):
-    return tool("glslangValidator") is not None if target == "glsl" else opencl_context() is not None
-
-
-def outputs(res):
-    return set(res.shaders) if res.target == "glsl" else set(res.manifests)
-
-
-def translate_text(tmp_path, target, code, name="k.cu"):
-    src = tmp_path / name
-    src.write_text(code)
-    return translate_file(str(src), target, validate=False)
-
-
-def refusal(res):
-    d = [d for d in res.diagnostics if d.code == "CP907" and d.severity == "error"]
-    assert d, [x.message for x in res.diagnostics]
-    return d[0]
 
 
 @pytest.mark.parametrize("target", ["glsl", "opencl"])
@@ -63,19 +44,10 @@ def test_fixture_spellings():
 
 
 def test_fixture_matches_numpy_on_lavapipe_and_pocl(monkeypatch):
-    icd = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
-    if not os.path.exists(icd) or opencl_context() is None or tool("glslangValidator") is None:
-        pytest.skip("lavapipe / PoCL / glslang not available")
-    monkeypatch.setenv("VK_ICD_FILENAMES", icd)
-    from porter.verify.runner import Runner
-    from porter.verify.spec import load_spec
-    results = Runner(["vulkan", "opencl"], subgroups=[4, 8, 16], jobs=1).run(
-        load_spec(os.path.join(FIX, "verify_spec.py")))
-    ran = {(r.case, r.target, r.variant): r.status for r in results if r.status != "skipped"}
-    assert set(ran.values()) == {"pass"}, [(r.case, r.target, r.variant, r.message) for r in results]
-    names = KERNELS | INSTANCES
-    want = {(k, "vulkan", f"sg{s}") for k in names for s in (4, 8, 16)} | {(k, "opencl", "-") for k in names}
-    assert want <= set(ran), sorted(want - set(ran))
+    results = run_spec(monkeypatch, os.path.join(FIX, "verify_spec.py"))
+    assert not failures(results), failures(results)
+    want = expected_runs(KERNELS | INSTANCES)
+    assert want <= ran_keys(results), sorted(want - ran_keys(results))
 
 
 # ---------------------------------------------------------------- what must still be refused

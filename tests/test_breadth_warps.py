@@ -7,7 +7,8 @@ import os
 import pytest
 
 from porter.translate.api import translate_file
-from porter.translate.kernel.validate import opencl_context, tool
+from porter.translate.kernel.validate import tool
+from kernel_helpers import expected_runs, failures, ran_keys, run_spec
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WARPS = os.path.join(ROOT, "tests", "fixtures", "breadth", "warps")
@@ -39,17 +40,9 @@ def test_thread_guarded_second_stage_is_sized_and_folded_in_the_first_subgroup()
 
 
 def test_fixture_matches_numpy_on_lavapipe_4_8_16(monkeypatch):
-    icd = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
-    if not os.path.exists(icd) or tool("glslangValidator") is None:
-        pytest.skip("lavapipe / glslang not available")
-    monkeypatch.setenv("VK_ICD_FILENAMES", icd)
-    from porter.verify.runner import Runner
-    from porter.verify.spec import load_spec
-    results = Runner(["vulkan"], subgroups=[4, 8, 16], jobs=1).run(load_spec(os.path.join(WARPS, "verify_spec.py")))
-    ran = {(r.case, r.variant, str(r.sizes)): r.status for r in results if r.status != "skipped"}
-    assert set(ran.values()) == {"pass"}, [(r.case, r.target, r.variant, r.message) for r in results]
-    assert {(c, v) for c, v, _ in ran} == {(c, v) for c in ("row_logsumexp", "cube_energy")
-                                           for v in ("sg4", "sg8", "sg16")}
+    results = run_spec(monkeypatch, os.path.join(WARPS, "verify_spec.py"), targets=("vulkan",))
+    assert not failures(results), failures(results)
+    assert ran_keys(results) == expected_runs(("row_logsumexp", "cube_energy"), ("vulkan",))
 
 
 BASE = """
@@ -193,13 +186,7 @@ def test_unrolled_reductions_are_fixed_into_subgroup_loops():
 
 
 def test_unrolled_reductions_match_numpy_on_lavapipe_4_8_16(monkeypatch):
-    icd = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
-    if not os.path.exists(icd) or tool("glslangValidator") is None:
-        pytest.skip("lavapipe / glslang not available")
-    monkeypatch.setenv("VK_ICD_FILENAMES", icd)
-    from porter.verify.runner import Runner
-    from porter.verify.spec import load_spec
-    results = Runner(["vulkan"], subgroups=[4, 8, 16], jobs=1).run(load_spec(os.path.join(UNROLLED, "verify_spec.py")))
-    ran = {(r.case, r.variant, str(r.sizes)): r.status for r in results if r.status != "skipped"}
-    assert set(ran.values()) == {"pass"}, [(r.case, r.target, r.variant, r.message) for r in results]
-    assert {v for _, v, _ in ran} == {"sg4", "sg8", "sg16"} and len(ran) == 6
+    results = run_spec(monkeypatch, os.path.join(UNROLLED, "verify_spec.py"), targets=("vulkan",))
+    assert not failures(results), failures(results)
+    ran = [r for r in results if r.status != "skipped"]
+    assert {r.variant for r in ran} == {"sg4", "sg8", "sg16"} and len(ran) == 6

@@ -9,7 +9,8 @@ import pytest
 
 from porter.translate.api import translate_file
 from porter.translate.kernel import halfprec, intrinsics
-from porter.translate.kernel.validate import opencl_context, tool
+import kernel_helpers as helpers
+from kernel_helpers import can_validate, expected_runs, failures, outputs, ran_keys, refusal, run_spec
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(ROOT, "tests", "fixtures", "half")
@@ -17,24 +18,8 @@ KERNELS = {"to_half", "half_ops", "half2_dot", "gelu_bias", "to_fp8"}
 LUT_KERNELS = {"lut_sum<32>", "lut_sum<64>"}                 # lut.cu
 
 
-def can_validate(target):
-    return tool("glslangValidator") is not None if target == "glsl" else opencl_context() is not None
-
-
-def outputs(res):
-    return set(res.shaders) if res.target == "glsl" else set(res.manifests)
-
-
 def translate_text(tmp_path, target, code):
-    src = tmp_path / "k.cu"
-    src.write_text("#include <cuda_fp16.h>\n#include <cuda_fp8.h>\n" + code)
-    return translate_file(str(src), target, validate=False)
-
-
-def refusal(res):
-    d = [d for d in res.diagnostics if d.code == "CP907" and d.severity == "error"]
-    assert d, [x.message for x in res.diagnostics]
-    return d[0]
+    return helpers.translate_text(tmp_path, target, "#include <cuda_fp16.h>\n#include <cuda_fp8.h>\n" + code)
 
 
 @pytest.mark.parametrize("target", ["glsl", "opencl"])
@@ -71,19 +56,9 @@ def test_opencl_keeps_half_as_storage_only():
 
 
 def test_fixture_matches_numpy_on_lavapipe_and_pocl(monkeypatch):
-    icd = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
-    if not os.path.exists(icd) or opencl_context() is None or tool("glslangValidator") is None:
-        pytest.skip("lavapipe / PoCL / glslang not available")
-    monkeypatch.setenv("VK_ICD_FILENAMES", icd)
-    from porter.verify.runner import Runner
-    from porter.verify.spec import load_spec
-    results = Runner(["vulkan", "opencl"], subgroups=[4, 8, 16], jobs=1).run(
-        load_spec(os.path.join(FIX, "verify_spec.py")))
-    ran = {(r.case, r.target, r.variant): r.status for r in results if r.status != "skipped"}
-    assert set(ran.values()) == {"pass"}, [(r.case, r.target, r.variant, r.message) for r in results]
-    every = KERNELS | LUT_KERNELS
-    want = {(k, "vulkan", f"sg{s}") for k in every for s in (4, 8, 16)} | {(k, "opencl", "-") for k in every}
-    assert want <= set(ran)
+    results = run_spec(monkeypatch, os.path.join(FIX, "verify_spec.py"))
+    assert not failures(results), failures(results)
+    assert expected_runs(KERNELS | LUT_KERNELS) <= ran_keys(results)
 
 
 def test_fp8_reference_matches_cuda_documented_codes():

@@ -4,14 +4,12 @@ per declaration and template instance, as in CUDA. Fixtures: tests/fixtures/ocls
 lavapipe 4/8/16)."""
 import os
 
-import pytest
-
 from porter.translate.api import translate_file
-from porter.translate.kernel.validate import opencl_context, tool
+from porter.translate.kernel.validate import opencl_context
+from kernel_helpers import expected_runs, failures, ran_keys, run_spec
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(ROOT, "tests", "fixtures", "oclscope")
-ICD = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
 
 
 def _cl(name, **kw):
@@ -90,30 +88,16 @@ def test_cub_block_reduce_in_a_device_function_gets_the_kernels_array(tmp_path):
     assert "__local float cuport_cub_float_128[128];" in _kernel(res.text, "k")
 
 
-def _run(spec, targets):
-    from porter.verify.runner import Runner
-    from porter.verify.spec import load_spec
-    return Runner(targets, subgroups=[4, 8, 16], jobs=1).run(load_spec(spec))
-
-
 def test_fixture_matches_numpy_on_pocl_and_lavapipe(monkeypatch):
-    if opencl_context() is None or not os.path.exists(ICD) or tool("glslangValidator") is None:
-        pytest.skip("PoCL / lavapipe / glslang not available")
-    monkeypatch.setenv("VK_ICD_FILENAMES", ICD)
-    results = _run(os.path.join(FIX, "verify_spec.py"), ["vulkan", "opencl"])
-    ran = {(r.case, r.target, r.variant): r.status for r in results if r.status != "skipped"}
-    want = {(c, t, v) for c in ("stats", "maxes", "advance", "count") for t, v in
-            [("vulkan", "sg4"), ("vulkan", "sg8"), ("vulkan", "sg16"), ("opencl", "-")]} | {("step", "opencl", "-")}
-    assert set(ran) == want and set(ran.values()) == {"pass"}, [(r.case, r.target, r.variant, r.message)
-                                                                  for r in results]
+    results = run_spec(monkeypatch, os.path.join(FIX, "verify_spec.py"))
+    assert not failures(results), failures(results)
+    assert ran_keys(results) == expected_runs(("stats", "maxes", "advance", "count")) | {("step", "opencl", "-")}
 
 
-def test_block_stats_now_translates_for_opencl_and_matches_numpy():
+def test_block_stats_now_translates_for_opencl_and_matches_numpy(monkeypatch):
     # HeCBench logprob / metropolis shapes: static per-warp arrays in block_reduce device functions
-    if opencl_context() is None:
-        pytest.skip("PoCL not available")
     spec = os.path.join(ROOT, "tests", "fixtures", "breadth", "warps", "verify_spec.py")
-    results = _run(spec, ["opencl"])
+    results = run_spec(monkeypatch, spec, targets=("opencl",))
     assert {r.case for r in results} == {"row_logsumexp", "cube_energy"}
     assert {r.status for r in results} == {"pass"}, [(r.case, r.message) for r in results]
 
