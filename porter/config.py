@@ -45,10 +45,6 @@ class Settings(Record):
     root: str                                                # globs are relative to this directory
     raw: dict
 
-    _fields = ('select', 'ignore', 'extend_select', 'per_file_ignores', 'exclude', 'target_arch', 'launch',
-               'vulkan_max_shared', 'include_dirs', 'defines', 'extra_args', 'cache_dir', 'timeout', 'memory_limit',
-               'config_path', 'root', 'raw')
-
     def __init__(self, select=None, ignore=None, extend_select=None, per_file_ignores=None, exclude=None,
                  target_arch=None, launch=None, vulkan_max_shared=32768, include_dirs=None, defines=None,
                  extra_args=None, cache_dir=".cuport_cache", timeout=60.0, memory_limit=4096, config_path=None,

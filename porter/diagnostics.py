@@ -20,7 +20,6 @@ class Edit(FrozenRecord):
     content: str
     seen: str | None
 
-    _fields = ('start', 'end', 'content', 'seen')
     _hidden = ('seen',)
     _uncompared = ('seen',)
 
@@ -37,8 +36,6 @@ class Fix(FrozenRecord):
     applicability: Applicability
     message: str
     edits: tuple[Edit, ...]
-
-    _fields = ('applicability', 'message', 'edits')
 
     def __init__(self, applicability, message, edits):
         _set = object.__setattr__
@@ -63,9 +60,6 @@ class Diagnostic(Record):
     name: str
     url: str
     extra: dict
-
-    _fields = ('code', 'message', 'filename', 'start', 'end', 'row', 'column', 'end_row', 'end_column', 'fix',
-               'severity', 'name', 'url', 'extra')
 
     def __init__(self, code, message, filename, start, end, row=0, column=0, end_row=0, end_column=0, fix=None,
                  severity="error", name="", url="", extra=None):

@@ -47,8 +47,6 @@ class Limits(FrozenRecord):
     timeout: float
     memory_mib: int
 
-    _fields = ('timeout', 'memory_mib')
-
     def __init__(self, timeout=DEFAULT_TIMEOUT, memory_mib=DEFAULT_MEMORY_MIB):
         _set = object.__setattr__
         _set(self, 'timeout', timeout)
@@ -68,8 +66,6 @@ class Failure(FrozenRecord):
     """A file that got no result: kind is crash | killed | timeout | memory | exit."""
     kind: str
     message: str
-
-    _fields = ('kind', 'message')
 
     def __init__(self, kind, message):
         _set = object.__setattr__

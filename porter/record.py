@@ -1,7 +1,8 @@
 """Plain record classes for the lint path: what `@dataclass` generated for them (repr, ==, and for frozen ones
 hash and immutability), without importing `dataclasses`. That import pulls in `inspect` (ast, dis, tokenize)
 and each decorated class costs an `exec` per generated method: ~15 ms of a one-file `cuport lint`
-(docs/lint-speed.md). A subclass names its fields in `_fields` (constructor order) and writes `__init__`;
+(docs/lint-speed.md). A subclass's fields are its annotated names (constructor order; `_fields` may name them instead) and it
+writes `__init__`;
 `_hidden` fields are left out of the repr, `_uncompared` ones out of == and hash, as `field(repr=False)` /
 `field(compare=False)` did. `dataclasses.replace` / `fields` / `asdict` do not apply to them: use `replace`
 below."""
@@ -16,6 +17,10 @@ class Record:
 
     def __init_subclass__(cls, **kw):
         super().__init_subclass__(**kw)
+        if "_fields" not in cls.__dict__:
+            # the fields are the class's annotated names, after those of a record it extends
+            own = tuple(n for n in cls.__dict__.get("__annotations__", {}) if not n.startswith("_"))
+            cls._fields = tuple(getattr(super(cls, cls), "_fields", ())) + own
         cls._repr_fields = tuple(n for n in cls._fields if n not in cls._hidden)
         cls._eq_fields = tuple(n for n in cls._fields if n not in cls._uncompared)
 

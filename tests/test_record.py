@@ -114,3 +114,29 @@ def test_enumeration_names_are_the_bindings():
                 n += 1
     assert n > 300
     assert ci.CursorKind.CALL_EXPR.name == "CALL_EXPR" and ci.TypeKind.POINTER.name == "POINTER"
+
+
+def test_fields_come_from_the_annotations():
+    from porter.record import FrozenRecord, Record
+    assert Edit._fields == ("start", "end", "content", "seen")
+    assert Diagnostic._fields[:5] == ("code", "message", "filename", "start", "end")
+
+    class Base(Record):
+        a: int
+        _private: int
+
+        def __init__(self, a):
+            self.a = a
+
+    class Child(Base):
+        b: int
+
+        def __init__(self, a, b):
+            self.a, self.b = a, b
+
+    class Named(FrozenRecord):
+        x: int
+        _fields = ("x", "_cache")          # an explicit list still wins (private fields the copy must carry)
+
+    assert Base._fields == ("a",) and Child._fields == ("a", "b") and Named._fields == ("x", "_cache")
+    assert replace(Child(1, 2), b=3) == Child(1, 3)

@@ -21,8 +21,6 @@ class Annotation(FrozenRecord):
     line: int
     error: str | None
 
-    _fields = ('kernel', 'block', 'grid', 'shared', 'start', 'end', 'line', 'error')
-
     def __init__(self, kernel, block, grid, shared, start, end, line, error=None):
         _set = object.__setattr__
         _set(self, 'kernel', kernel)

@@ -21,8 +21,6 @@ class Facts(Record):
     barriers: list | None                              # barrier calls (filled by barrier_calls)
     barrier_starts: list | None
 
-    _fields = ('calls', 'fors', 'writes', 'refs', 'dims', 'jumps', 'barriers', 'barrier_starts')
-
     def __init__(self, calls=None, fors=None, writes=None, refs=None, dims=1, jumps=None, barriers=None,
                  barrier_starts=None):
         self.calls = [] if calls is None else calls

@@ -18,8 +18,6 @@ class Code(FrozenRecord):
     unknowns: frozenset                    # kernel-uniform unknowns by name (parameters, blockIdx.x, ...)
     nonneg: bool                           # known >= 0 (then `/` and `%` are Python's // and %)
 
-    _fields = ('src', 'threads', 'loops', 'unknowns', 'nonneg')
-
     def __init__(self, src, threads=frozenset(), loops=frozenset(), unknowns=frozenset(), nonneg=False):
         _set = object.__setattr__
         _set(self, 'src', src)
@@ -48,8 +46,6 @@ class Loop(Record):
     error: str | None
     bound: tuple | None               # (op, Code) with the variable on the left: ('<', n) for `i < n`
     direction: int                    # +1 increasing, -1 decreasing, 0 unknown
-
-    _fields = ('idx', 'node', 'decl', 'name', 'init', 'cond', 'step', 'barrier', 'error', 'bound', 'direction')
 
     def __init__(self, idx, node, decl, name, init=None, cond=None, step=None, barrier=False, error=None, bound=None,
                  direction=0):
@@ -89,8 +85,6 @@ class Guard(Record):
     node: Node
     negated: bool
     text: str
-
-    _fields = ('code', 'node', 'negated', 'text')
 
     def __init__(self, code, node, negated, text):
         self.code = code

@@ -29,9 +29,6 @@ class Space(Record):
     count: int
     warps: set                                  # warps (linear id // 32) of the threads that ran the access
 
-    _fields = ('ok', 'reason', 'capped', 'unbounded', 'lo', 'hi', 'wlo', 'whi', 'maps', 'scen_loops', 'threads',
-               'count', 'warps')
-
     def __init__(self, ok, reason="", capped=False, unbounded=False, lo=None, hi=None, wlo=None, whi=None, maps=None,
                  scen_loops=(), threads=frozenset(), count=0, warps=None):
         self.ok = ok
@@ -282,8 +279,6 @@ class ScalarAccess(Record):
     direct: bool
     base_offset: object
     sub_polys: list
-
-    _fields = ('array', 'node', 'function', 'subs', 'direct', 'base_offset', 'sub_polys')
 
     def __init__(self, array, node, function, subs=None, direct=True, base_offset=None, sub_polys=None):
         self.array = array

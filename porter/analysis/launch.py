@@ -35,8 +35,6 @@ class Shape(FrozenRecord):
     node: Node | None
     alternatives: tuple                                                  # other shapes of the same kernel
 
-    _fields = ('dims', 'source', 'exact', 'max_threads', 'line', 'text', 'bindings', 'dynamic_shared', 'node',
-               'alternatives')
     _uncompared = ('node', 'alternatives')
 
     def __init__(self, dims, source, exact, max_threads=MAX_THREADS, line=None, text="", bindings=(),
@@ -263,8 +261,6 @@ class LaunchBounds(FrozenRecord):
     start: int
     end: int
     line: int
-
-    _fields = ('max_threads', 'min_blocks', 'args', 'start', 'end', 'line')
 
     def __init__(self, max_threads, min_blocks, args, start, end, line):
         _set = object.__setattr__
@@ -510,8 +506,6 @@ class LaunchShape(Record):
     shmem: int | None      # dynamic shared bytes when constant
     shmem_text: str
     line: int
-
-    _fields = ('block', 'grid', 'shmem', 'shmem_text', 'line')
 
     def __init__(self, block, grid, shmem, shmem_text="0", line=0):
         self.block = block

@@ -28,8 +28,6 @@ class SharedAccess(Record):
     width: int | None                 # bytes one lane transfers: a member (`s[i].x`) is narrower than its struct
     expr: Node | None                 # what is read or written: the member expression `s[i].x`, else `node`
 
-    _fields = ('array', 'node', 'subs', 'direct', 'base_offset', 'elem_size', 'function', 'sub_polys', 'width', 'expr')
-
     def __init__(self, array, node, subs, direct, base_offset, elem_size, function, sub_polys=None, width=None,
                  expr=None):
         self.array = array
@@ -445,8 +443,6 @@ class StaticShared(Record):
     bytes: int                      # sum of the known sizes
     arrays: list[SharedArray]
     unknown: list[SharedArray]      # sizes that do not fold (template-dependent extents)
-
-    _fields = ('bytes', 'arrays', 'unknown')
 
     def __init__(self, bytes, arrays, unknown):
         self.bytes = bytes

@@ -14,8 +14,6 @@ class Token(Record):
     spelling: str
     kind: str      # PUNCTUATION KEYWORD IDENTIFIER LITERAL COMMENT
 
-    _fields = ('start', 'end', 'spelling', 'kind')
-
     def __init__(self, start, end, spelling, kind):
         self.start = start
         self.end = end

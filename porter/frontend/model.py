@@ -267,8 +267,6 @@ class Param(Record):
     const_pointee: bool
     node: Node
 
-    _fields = ('name', 'type', 'is_pointer', 'pointee', 'const_pointee', 'node')
-
     def __init__(self, name, type, is_pointer, pointee, const_pointee, node):
         self.name = name
         self.type = type
@@ -288,8 +286,6 @@ class SharedArray(Record):
     node: Node
     function: "Function | None"
     volatile: bool
-
-    _fields = ('name', 'dims', 'elem_type', 'elem_size', 'extern', 'node', 'function', 'volatile')
 
     def __init__(self, name, dims, elem_type, elem_size, extern, node, function, volatile=False):
         self.name = name
@@ -322,8 +318,6 @@ class LaunchSite(Record):
     args: list[Node]
     function: "Function | None"
 
-    _fields = ('kernel', 'node', 'grid', 'block', 'shmem', 'stream', 'args', 'function')
-
     def __init__(self, kernel, node, grid, block, shmem, stream, args, function):
         self.kernel = kernel
         self.node = node
@@ -344,8 +338,6 @@ class Function(Record):
     body: Node | None
     is_template: bool
     launch_bounds: list[Node]
-
-    _fields = ('name', 'node', 'kind', 'params', 'body', 'is_template', 'launch_bounds')
 
     def __init__(self, name, node, kind, params, body, is_template, launch_bounds=None):
         self.name = name

@@ -83,9 +83,6 @@ class ParseOptions(Record):
     # parse with fewer errors (real declarations, unlike recovery's placeholders: safe to translate from)
     header_fallback: bool
 
-    _fields = ('include_dirs', 'defines', 'extra_args', 'compile_commands', 'header_mode', 'full_model', 'language',
-               'recover', 'header_fallback')
-
     def __init__(self, include_dirs=None, defines=None, extra_args=None, compile_commands=None, header_mode="light",
                  full_model=False, language="cuda", recover=False, header_fallback=True):
         self.include_dirs = [] if include_dirs is None else include_dirs
@@ -108,8 +105,6 @@ class ClangError(Record):
     category: str
     severity: int          # 3 error, 4 fatal
     file: str | None
-
-    _fields = ('message', 'offset', 'line', 'column', 'category', 'severity', 'file')
 
     def __init__(self, message, offset, line, column, category, severity, file):
         self.message = message

@@ -28,8 +28,6 @@ class LintResult(Record):
     source: SourceFile | None
     parse_errors: int
 
-    _fields = ('path', 'diagnostics', 'source', 'parse_errors')
-
     def __init__(self, path, diagnostics=None, source=None, parse_errors=0):
         self.path = path
         self.diagnostics = [] if diagnostics is None else diagnostics
@@ -194,8 +192,6 @@ class FixOutcome(Record):
     result: LintResult
     refused: str | None            # why a fix round was rolled back, or which fixes did not converge
     unconverged: list[str]
-
-    _fields = ('text', 'fixed', 'result', 'refused', 'unconverged')
 
     def __init__(self, text, fixed, result, refused=None, unconverged=None):
         self.text = text

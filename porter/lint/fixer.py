@@ -88,8 +88,6 @@ class Round(Record):
     model: object                   # the caller's model of this text, if it keeps one
     payload: object                 # anything else the caller wants back (lint's LintResult)
 
-    _fields = ('source', 'diagnostics', 'errors', 'model', 'payload')
-
     def __init__(self, source, diagnostics, errors, model=None, payload=None):
         self.source = source
         self.diagnostics = diagnostics
@@ -105,8 +103,6 @@ class FixResult(Record):
     refused: str | None                   # why a round was not applied (it added clang errors)
     unconverged: list[str]
     rounds: int                           # analyses after the first one, restarts included
-
-    _fields = ('final', 'fixed', 'refused', 'unconverged', 'rounds')
 
     def __init__(self, final, fixed=None, refused=None, unconverged=None, rounds=0):
         self.final = final

@@ -53,8 +53,6 @@ class RuleInfo(FrozenRecord):
     sev: str
     slug: str
 
-    _fields = ('code', 'name', 'sev', 'slug')
-
     def __init__(self, code, name, sev, slug):
         _set = object.__setattr__
         _set(self, 'code', code)

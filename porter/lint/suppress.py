@@ -37,8 +37,6 @@ class Token(Record):
     error: str
     used: bool
 
-    _fields = ('text', 'start', 'end', 'codes', 'error', 'used')
-
     def __init__(self, text, start, end, codes, error="", used=False):
         self.text = text
         self.start = start
@@ -58,8 +56,6 @@ class Directive(Record):
     comment: tuple[int, int]         # the whole comment, markers included
     standalone: bool                 # nothing but whitespace around the comment on its line(s)
     used: bool                       # bare `noqa` only
-
-    _fields = ('kind', 'start', 'end', 'list_span', 'tokens', 'row', 'comment', 'standalone', 'used')
 
     def __init__(self, kind, start, end, list_span, tokens, row, comment, standalone, used=False):
         self.kind = kind
