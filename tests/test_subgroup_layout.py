@@ -76,3 +76,27 @@ def test_host_refuses_a_device_narrower_than_min_subgroup_size(tmp_path, monkeyp
           if r.status != "skipped"]
     assert rs and all(r.status != "pass" and "at least 32 lanes" in r.message for r in rs), \
         [(r.status, r.message) for r in rs]
+
+
+def test_opencl_host_refuses_a_launch_breaking_the_contract():
+    # OpenCL with cl_khr_subgroups has the same contract in its manifest; its host used not to read "requires",
+    # so an 8 x 8 launch of the khr translation would have run on per-row sub-groups
+    import pytest
+    from porter.verify.backends import CompileError, check_launch_contract
+    from porter.verify.spec import load_spec
+    res = translate_file(os.path.join(FIX, "rows.cu"), "opencl", validate=False, subgroups="khr")
+    assert set(res.failed_kernels) == {"sum_rows8"}, res.failed_kernels     # as in GLSL (it was translated)
+    man = res.manifests["sum_any"]
+    assert {"block_x_multiple_of": 16, "when": "the block has more than one row (y or z > 1)"} in man["requires"]
+    cases = {c.name: c for c in load_spec(os.path.join(FIX, "verify_spec.py"))}
+    check_launch_contract(man, cases["sum_any 32x2"].launch({"n": 1024})[1], {})
+    with pytest.raises(CompileError, match=r"launch refused: .* multiple of 16 .* got 8 x 8 x 1"):
+        check_launch_contract(man, cases["sum_any 8x8"].launch({"n": 1024})[1], {})
+    try:
+        from porter.verify.backends import opencl
+    except ImportError:
+        return
+    if not opencl.available()[0]:
+        return
+    with pytest.raises(CompileError, match="launch refused"):   # before anything is built or run
+        opencl.open_session(cases["sum_any 8x8"], "not built", man, {"n": 1024}, {"in": None, "out": None})

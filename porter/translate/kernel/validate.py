@@ -192,6 +192,9 @@ def _subgroup_layout(em, block, where) -> list:
     subgroup is half empty and the shuffles read lanes that do not exist (wrong sums, exit 0 before). So warp code
     in a work-group that is not one row is refused unless its rows fill whole subgroups (ROW_MULTIPLE)."""
     uses = [op for op in em.subgroup_ops]
+    if not uses and "cl_khr_subgroups" in em.extensions:
+        # OpenCL sub-group functions: the mapping of work-items to sub-groups is the implementation's as well
+        uses = ["sub-group functions"]
     if not uses or getattr(em, "cl_warp_size", None) == 1:
         return []
     if block[1:] == [1, 1]:

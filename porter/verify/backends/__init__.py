@@ -40,6 +40,24 @@ class CompileError(Exception):
     """The kernel source did not compile (or a translation is missing): the case fails."""
 
 
+def check_launch_contract(manifest, block, arrays) -> None:
+    """A translation's launch contract (manifest "requires"): a launch outside it would run code that is right
+    only inside it, so the host refuses it (CompileError) before anything runs. Every host calls this."""
+    for req in (manifest or {}).get("requires", []):
+        if "block_x_multiple_of" in req:
+            # warp code in a block of the host's choosing: subgroups are runs of linear ids only with whole rows
+            k = int(req["block_x_multiple_of"])
+            if (block[1] > 1 or block[2] > 1) and block[0] % k:
+                raise CompileError(f"launch refused: the translation requires blockDim.x to be a multiple of "
+                                   f"{k} in a block of more than one row (manifest \"requires\"), got "
+                                   f"{block[0]} x {block[1]} x {block[2]}")
+            continue
+        v = arrays.get(req["param"])
+        if v is None or int(np.asarray(v).item()) % int(req["multiple_of"]):
+            raise CompileError(f"launch refused: the translation requires `{req['param']}` to be a multiple of "
+                               f"{req['multiple_of']} (manifest \"requires\"), got {v}")
+
+
 class Skip(Exception):
     """This case cannot run here (e.g. the requested subgroup size is not selectable)."""
 

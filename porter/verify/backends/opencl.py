@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 
-from . import CompileError, RunOutput, Session, run_session
+from . import CompileError, RunOutput, Session, check_launch_contract, run_session
 
 _CTX = None
 _PROGRAMS: dict = {}
@@ -80,6 +80,7 @@ class ClSession(Session):
         import pyopencl as cl
         ctx, self.queue, device = _context()
         grid, block = case.launch(sizes)
+        check_launch_contract(manifest, block, arrays)
         prg = _program(source_text, case.define_flags())
         entry = (manifest or {}).get("entry_point") or case.kernel    # renamed when it is a built-in's name
         try:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import CompileError, RunOutput, Session, Skip, Variant, have_tool, run_session
+from . import CompileError, RunOutput, Session, Skip, Variant, check_launch_contract, have_tool, run_session
 
 LAVAPIPE_ICD = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
 LAVAPIPE_SUBGROUPS = (4, 8, 16)
@@ -436,18 +436,7 @@ class VkSession(Session):
             # a shuffle with an explicit width (or a constant lane distance) is right only on subgroups this wide
             raise CompileError(f"launch refused: the translation needs subgroups of at least {need} lanes "
                                f"(manifest \"min_subgroup_size\"), this device has {ctx.subgroup_size}")
-        for req in manifest.get("requires", []):
-            if "block_x_multiple_of" in req:
-                k = int(req["block_x_multiple_of"])
-                if (block[1] > 1 or block[2] > 1) and block[0] % k:
-                    raise CompileError(f"launch refused: the translation requires blockDim.x to be a multiple of "
-                                       f"{k} in a block of more than one row (manifest \"requires\"), got "
-                                       f"{block[0]} x {block[1]} x {block[2]}")
-                continue
-            v = arrays.get(req["param"])
-            if v is None or int(np.asarray(v).item()) % int(req["multiple_of"]):
-                raise CompileError(f"launch refused: the translation requires `{req['param']}` to be a multiple of "
-                                   f"{req['multiple_of']} (manifest \"requires\"), got {v}")
+        check_launch_contract(manifest, block, arrays)
         self.push = _push_bytes(manifest, arrays)
         self.pipe = _Pipeline(ctx, spirv, manifest, block, case.defines)
         self.arrays, self.bufs, self.dpool, self.qpool = arrays, {}, None, None
