@@ -83,4 +83,5 @@ def test_refusals_at_the_construct(target):
 def test_fixture_matches_numpy_on_lavapipe_and_pocl(monkeypatch):
     results = run_spec(monkeypatch, os.path.join(FIX, "verify_spec.py"))
     assert not failures(results), failures(results)
-    assert ran_keys(results) == expected_runs(("tile_tree", "row_stats", "block_cub", "warp_cub", "compact", "filter2"))
+    assert ran_keys(results) == expected_runs(("tile_tree", "row_stats", "block_cub", "warp_cub", "compact", "filter2",
+                                               "row_softmax_stats", "warp_product", "adjacent"))
