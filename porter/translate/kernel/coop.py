@@ -411,7 +411,20 @@ class _Lowering:
                                            x.ref.kind == "VAR_DECL" for x in nodes):
             raise _Refuse(f"`{what}` with the functor `{_short(op)}`: cuport lowers stateless functors with one "
                           "operator() (no fields, no base, made in place)")
+        key = (self.fn.node.start, "op", decl.get_usr() or decl.hash)
+        if key in self.made:
+            return self.made[key]
+        parent = decl.semantic_parent
+        cub_op = _CUB_FUNCTORS.get(decl.spelling) if parent is not None and parent.spelling == "cub" else None
+        if cub_op is not None:      # declared only (the shim): CUB's definition
+            name = self.made[key] = self.helper_name("op")
+            self.add_before_function(f"template <class T> __device__ T {name}(const T &a, const T &b) "
+                                     f"{{ return {cub_op}; }}")
+            return name
         toks = [t.spelling for t in calls[0].get_tokens()]
+        if "{" not in toks:
+            raise _Refuse(f"`{what}` with the functor `{_short(op)}`: its operator() is declared without a body "
+                          "cuport can see")
         body_cursors = list(calls[0].walk_preorder())
         # `this` or an implicit member (a MEMBER_REF_EXPR without a base) would need the object
         if "#" in toks or "->" in toks or any(c.kind.name == "CXX_THIS_EXPR" or c.kind.name == "MEMBER_REF_EXPR"
@@ -422,9 +435,6 @@ class _Lowering:
             i = next(i for i in range(len(toks) - 2) if toks[i:i + 3] == ["operator", "(", ")"])
         except StopIteration:
             raise _Refuse(f"`{what}` with the functor `{_short(op)}`") from None
-        key = (self.fn.node.start, "op", decl.get_usr() or decl.hash)
-        if key in self.made:
-            return self.made[key]
         name = self.made[key] = self.helper_name("op")
         depth, j = 0, i + 3
         for j in range(i + 3, len(toks)):
@@ -505,6 +515,9 @@ class _Lowering:
 class _Refuse(Exception):
     pass
 
+
+# CUB's functors (declared without a body in the shim): their operation
+_CUB_FUNCTORS = {"Difference": "a - b", "Sum": "a + b", "Max": "(a < b) ? b : a", "Min": "(b < a) ? b : a"}
 
 # the forms of cub::BlockAdjacentDifference lowered: name -> arguments (the 4th: tile predecessor / successor
 # item, or valid_items for the partial tiles)
