@@ -13,11 +13,15 @@ the warp-size machinery (lane and warp ids, per-warp arrays, CP104 refusals) app
 - `cub::BlockReduce<T, N>(storage).Sum(v)` / `.Reduce(v, cub::Sum|Max|Min | a recognisable functor)` (and
   the `num_valid` overloads) become `__cuport_block_reduce_OP(v, N[, num_valid])`: a shared-memory tree,
   exact at any subgroup size; `cub::WarpReduce<T>` (32 logical lanes) the `__reduce_*_sync` intrinsics.
+- `cg::reduce(tile32, v, op)` with the user's `op` (a `__device__` function, a stateless functor) and
+  `cub::BlockAdjacentDifference` Subtract{Left,Right}[PartialTile] are written as CUDA helpers (CUDA's butterfly,
+  CUB's shared edge items; `_user_reduce`, `_adjacent`): a function inserted before the function that uses them,
+  a `__shared__` array at the top of its body, each on one line.
 CUB defines the result in thread 0 (lane 0) only: every thread gets it here. The TempStorage variables, group
 variables and their initialisers are dropped once every use of them has been lowered.
 
-What cannot be right at every subgroup size (tiles other than 32 threads, grid-wide barriers, a cg::reduce or
-CUB reduction with an operation cuport does not recognise, BlockAdjacentDifference) is left as written and
+What cannot be right at every subgroup size (tiles other than 32 threads, grid-wide barriers, a cg::reduce with
+a lambda or a functor with state, a CUB reduction with an operation cuport does not recognise) is left as written and
 refused by the emitter (CP907) at its line: `refusals` maps their ranges into the lowered text."""
 from __future__ import annotations
 
