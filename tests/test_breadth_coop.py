@@ -62,12 +62,37 @@ def test_opencl_spellings():
 
 
 REFUSED = {"grid_barrier": (9, "grid-wide barrier"), "small_tile": (15, "a tile of 16 threads"),
-           "user_op": (25, "`cg::reduce` with the operation `combine`"),
-           "adjacent": (34, "BlockAdjacentDifference::SubtractLeft"), "warp16": (41, "16 logical lanes"),
+           "user_op": (25, "`cg::reduce` with a lambda"),
+           "adjacent": (34, "SubtractLeftPartialTile` with 5 arguments"), "warp16": (41, "16 logical lanes"),
            # a coalesced group is kept only in the variable it is made in: passed on, synced, or never kept
            "coalesced_param": (50, "uses the group `g` (a coalesced group)"),
            "coalesced_sync": (57, "`sync` of a coalesced group"),
-           "coalesced_inline": (61, "a coalesced group held in `cg::coalesced_threads()`")}
+           "coalesced_inline": (61, "a coalesced group held in `cg::coalesced_threads()`"),
+           # user operations cuport cannot copy or values it cannot shuffle
+           "stateful_op": (68, "the functor `Scaled{2}`: cuport lowers stateless functors"),
+           "array_field": (76, "a user operation of `Vec2` values")}
+
+
+def test_user_reduce_and_adjacent_spellings():
+    """cg::reduce with the user's operation is CUDA's butterfly over the subgroup calling the translated op (a
+    struct shuffled field by field, a functor's operator() copied as a function); BlockAdjacentDifference is a
+    shared array of each thread's edge item between barriers, its size the template's block."""
+    src = os.path.join(FIX, "coopops.cu")
+    res = translate_file(src, "glsl", validate=tool("glslangValidator") is not None)
+    assert set(res.shaders) == {"row_softmax_stats", "warp_product", "adjacent"}, res.failed_kernels
+    r = res.shaders["row_softmax_stats"]
+    assert "for (int cuport_m = int(cuport_subgroup_size) / 2; cuport_m > 0; cuport_m >>= 1)" in r
+    assert "cuport_o.maxval = cuport_shfl_xor_float(v.maxval, uint(cuport_m));" in r
+    assert "cuport_o.sum = cuport_shfl_xor_float(v.sum, uint(cuport_m));" in r and "v = merge(v, cuport_o);" in r
+    w = res.shaders["warp_product"]
+    assert "= cuport_op_" in w and "(v, cuport_o);" in w and "return a * b;" in w
+    a = res.shaders["adjacent"]
+    assert a.count("shared int cuport_adjacent_") == 1 and "[128];" in a         # one array for the six calls
+    assert a.count("barrier();") >= 14
+    ocl = translate_file(src, "opencl", validate=False)
+    assert not ocl.failed_kernels, ocl.failed_kernels
+    # one-lane warps: warpSize is 1, the butterfly runs no step and each value is its own reduction
+    assert "__local int cuport_adjacent_" in ocl.text and "barrier(CLK_LOCAL_MEM_FENCE);" in ocl.text
 
 
 @pytest.mark.parametrize("target", ["glsl", "opencl"])
@@ -83,4 +108,5 @@ def test_refusals_at_the_construct(target):
 def test_fixture_matches_numpy_on_lavapipe_and_pocl(monkeypatch):
     results = run_spec(monkeypatch, os.path.join(FIX, "verify_spec.py"))
     assert not failures(results), failures(results)
-    assert ran_keys(results) == expected_runs(("tile_tree", "row_stats", "block_cub", "warp_cub", "compact", "filter2"))
+    assert ran_keys(results) == expected_runs(("tile_tree", "row_stats", "block_cub", "warp_cub", "compact", "filter2",
+                                               "row_softmax_stats", "warp_product", "adjacent"))

@@ -13,11 +13,15 @@ the warp-size machinery (lane and warp ids, per-warp arrays, CP104 refusals) app
 - `cub::BlockReduce<T, N>(storage).Sum(v)` / `.Reduce(v, cub::Sum|Max|Min | a recognisable functor)` (and
   the `num_valid` overloads) become `__cuport_block_reduce_OP(v, N[, num_valid])`: a shared-memory tree,
   exact at any subgroup size; `cub::WarpReduce<T>` (32 logical lanes) the `__reduce_*_sync` intrinsics.
+- `cg::reduce(tile32, v, op)` with the user's `op` (a `__device__` function, a stateless functor) and
+  `cub::BlockAdjacentDifference` Subtract{Left,Right}[PartialTile] are written as CUDA helpers (CUDA's butterfly,
+  CUB's shared edge items; `_user_reduce`, `_adjacent`): a function inserted before the function that uses them,
+  a `__shared__` array at the top of its body, each on one line.
 CUB defines the result in thread 0 (lane 0) only: every thread gets it here. The TempStorage variables, group
 variables and their initialisers are dropped once every use of them has been lowered.
 
-What cannot be right at every subgroup size (tiles other than 32 threads, grid-wide barriers, a cg::reduce or
-CUB reduction with an operation cuport does not recognise, BlockAdjacentDifference) is left as written and
+What cannot be right at every subgroup size (tiles other than 32 threads, grid-wide barriers, a cg::reduce with
+a lambda or a functor with state, a CUB reduction with an operation cuport does not recognise) is left as written and
 refused by the emitter (CP907) at its line: `refusals` maps their ranges into the lowered text."""
 from __future__ import annotations
 
@@ -62,8 +66,10 @@ def lower(source: SourceFile, parse_options) -> Lowered:
     low = _Lowering(model)
     for f in model.functions:
         if f.is_device_code and f.body is not None:
+            low.fn = f
             low.visit(f.body)
     low.drop_declarations()
+    low.insert_helpers()
     if not low.edits and not low.refused:
         return Lowered(source)
     data = source.data
@@ -92,6 +98,26 @@ class _Lowering:
         self.refused: list = []        # (start, end, message) in the original text
         self.handled: set = set()      # id(DECL_REF_EXPR) of group / TempStorage uses that were lowered
         self.decls: dict = {}          # id(decl) -> (decl, DECL_STMT) of group and TempStorage variables
+        self.fn = None                 # the function being visited
+        self.before: dict = {}         # offset -> CUDA helper functions to insert there (before a function)
+        self.n_helpers = 0
+        self.made: dict = {}           # (insertion offset, what) -> the helper or array made for it there
+
+    def insert_helpers(self):
+        """The helper functions and shared arrays the lowerings wrote, inserted on one line each place (the line
+        structure stays: diagnostics on later lines keep their lines)."""
+        for off, texts in self.before.items():
+            self.edits.append((off, off, " ".join(texts) + " "))
+
+    def helper_name(self, what: str) -> str:
+        self.n_helpers += 1
+        return f"cuport_{what}_{self.n_helpers}"
+
+    def add_before_function(self, text: str):
+        self.before.setdefault(self.fn.node.start, []).append(text)
+
+    def add_to_body(self, text: str):
+        self.before.setdefault(self.fn.body.start + 1, []).append(text)
 
     # ------------------------------------------------------------------ text
     def text(self, n) -> str:
@@ -209,10 +235,11 @@ class _Lowering:
                               "here) are lowered")
             op = _CG_OPS.get(_op_name(args[2]))
             if op is None:
-                raise _Refuse(f"`cg::reduce` with the operation `{_short(args[2])}`: cuport lowers cg::plus, "
-                              "cg::less, cg::greater and cg::bit_and/or/xor")
+                text = self._user_reduce(args[1], args[2])
+            else:
+                text = f"__reduce_{op}_sync({FULL}, {self.text(args[1])})"
             self._use(args[0])
-            self.replace(n, f"__reduce_{op}_sync({FULL}, {self.text(args[1])})")
+            self.replace(n, text)
         return None
 
     def _partition(self, n):
@@ -315,8 +342,11 @@ class _Lowering:
                 raise _Refuse(f"`cub::WarpReduce::{name}` over part of the warp (`valid_items`)")
             op = "add" if name == "Sum" else self._cub_op(args[1])
             text = f"__reduce_{op}_sync({FULL}, {self.text(args[0])})"
+        elif cls == "BlockAdjacentDifference" and name in _ADJ:
+            text = self._adjacent(name, targs, args)
         else:
-            raise _Refuse(f"`cub::{cls}::{name}`: cuport lowers cub::BlockReduce and cub::WarpReduce Sum / Reduce")
+            raise _Refuse(f"`cub::{cls}::{name}`: cuport lowers cub::BlockReduce and cub::WarpReduce Sum / Reduce "
+                          "and cub::BlockAdjacentDifference SubtractLeft / SubtractRight[PartialTile]")
         self._use(obj)
         self.replace(n, text)
 
@@ -331,8 +361,201 @@ class _Lowering:
         return op
 
 
+    # ------------------------------------------------------------------ user operations
+    def _user_reduce(self, v, op) -> str:
+        """`cg::reduce(tile32, v, op)` with an operation of the user's: CUDA's own butterfly
+        (cooperative_groups/details/coalesced_reduce.h: `for (mask = size / 2; mask > 0; mask >>= 1) out = op(out,
+        shfl_xor(out, mask))`) over the warp, a subgroup here, in a helper written before the function; a struct
+        value is shuffled field by field. The same combinations in the same order as CUDA at a subgroup of 32,
+        so nothing is assumed of `op` beyond what CUDA assumes (every lane gets the full reduction when op is
+        associative and commutative); on OpenCL's one-lane warps the loop runs no time and the value is its own
+        reduction."""
+        f = self._callable(op, "cg::reduce")
+        t = _value_type(v)
+        if "type-parameter" in t or t.startswith("("):
+            raise _Refuse(f"`cg::reduce` of a value of the dependent type `{_short(v)}` with a user operation")
+        fields = _scalar_fields(v)
+        if fields is None:
+            raise _Refuse(f"`cg::reduce` with a user operation of `{t}` values: cuport shuffles scalars and "
+                          "structs of scalar fields")
+        name = self.helper_name("tile_reduce")
+        if fields:
+            shfl = f"{t} cuport_o; " + " ".join(
+                f"cuport_o.{x} = __shfl_xor_sync({FULL}, v.{x}, cuport_m);" for x in fields)
+        else:
+            shfl = f"{t} cuport_o = __shfl_xor_sync({FULL}, v, cuport_m);"
+        self.add_before_function(
+            f"__device__ {t} {name}({t} v) {{ for (int cuport_m = warpSize / 2; cuport_m > 0; cuport_m >>= 1) "
+            f"{{ {shfl} v = {f}(v, cuport_o); }} return v; }}")
+        return f"{name}({self.text(v)})"
+
+    def _callable(self, op, what) -> str:
+        """The CUDA callee for a user operation: a `__device__` function's name, or for a stateless functor
+        (`Op()`, one operator(), no fields, no `this`) that operator() copied as a free function before the
+        function being lowered. Lambdas and functors with state are refused."""
+        nodes = list(op.walk())
+        if any(x.kind == "LAMBDA_EXPR" for x in nodes) or "lambda" in _canonical(op.strip):
+            raise _Refuse(f"`{what}` with a lambda (`{_short(op)}`): cuport lowers `__device__` functions and "
+                          "stateless functors")
+        refs = [x for x in nodes if x.kind in ("DECL_REF_EXPR", "OVERLOADED_DECL_REF")]
+        if len(refs) == 1 and not any(x.kind == "CALL_EXPR" for x in nodes) and refs[0].ref is not None and \
+                refs[0].ref.kind in ("FUNCTION_DECL", "FUNCTION_TEMPLATE"):
+            return self.text(op)
+        try:
+            decl = op.strip._cursor.type.get_canonical().get_declaration()
+        except Exception:
+            decl = None
+        if decl is None or decl.kind.name not in ("STRUCT_DECL", "CLASS_DECL"):
+            raise _Refuse(f"`{what}` with the operation `{_short(op)}`: cuport lowers `__device__` functions "
+                          "and stateless functors")
+        members = list(decl.get_children())
+        calls = [c for c in members if c.spelling == "operator()"]
+        state = [c for c in members if c.kind.name in ("FIELD_DECL", "CXX_BASE_SPECIFIER")]
+        if len(calls) != 1 or state or any(x.kind == "DECL_REF_EXPR" and x.ref is not None and
+                                           x.ref.kind == "VAR_DECL" for x in nodes):
+            raise _Refuse(f"`{what}` with the functor `{_short(op)}`: cuport lowers stateless functors with one "
+                          "operator() (no fields, no base, made in place)")
+        key = (self.fn.node.start, "op", decl.get_usr() or decl.hash)
+        if key in self.made:
+            return self.made[key]
+        parent = decl.semantic_parent
+        cub_op = _CUB_FUNCTORS.get(decl.spelling) if parent is not None and parent.spelling == "cub" else None
+        if cub_op is not None:      # declared only (the shim): CUB's definition
+            name = self.made[key] = self.helper_name("op")
+            self.add_before_function(f"template <class T> __device__ T {name}(const T &a, const T &b) "
+                                     f"{{ return {cub_op}; }}")
+            return name
+        toks = [t.spelling for t in calls[0].get_tokens()]
+        if "{" not in toks:
+            raise _Refuse(f"`{what}` with the functor `{_short(op)}`: its operator() is declared without a body "
+                          "cuport can see")
+        body_cursors = list(calls[0].walk_preorder())
+        # `this` or an implicit member (a MEMBER_REF_EXPR without a base) would need the object
+        if "#" in toks or "->" in toks or any(c.kind.name == "CXX_THIS_EXPR" or c.kind.name == "MEMBER_REF_EXPR"
+                                              and not list(c.get_children()) for c in body_cursors):
+            raise _Refuse(f"`{what}` with the functor `{_short(op)}`: its operator() uses the object or "
+                          "cannot be copied as a free function")
+        try:
+            i = next(i for i in range(len(toks) - 2) if toks[i:i + 3] == ["operator", "(", ")"])
+        except StopIteration:
+            raise _Refuse(f"`{what}` with the functor `{_short(op)}`") from None
+        name = self.made[key] = self.helper_name("op")
+        depth, j = 0, i + 3
+        for j in range(i + 3, len(toks)):
+            depth += {"(": 1, ")": -1}.get(toks[j], 0)
+            if depth == 0:
+                break
+        k = toks.index("{", j)
+        quals = [t for t in toks[j + 1:k] if t not in ("const", "noexcept")]
+        head = [t for t in toks[:i] if t not in ("static", "inline", "constexpr")]
+        self.add_before_function(" ".join(head + [name] + toks[i + 3:j + 1] + quals + toks[k:]))
+        return name
+
+    def _adjacent(self, name, targs, args) -> str:
+        """cub::BlockAdjacentDifference, as CUB writes it (cub/block/block_adjacent_difference.cuh): each thread's
+        last (SubtractLeft) or first (SubtractRight) item in a shared array, a barrier, then the differences
+        with the user's operation; ITEMS_PER_THREAD from the arrays' type, the block from the template
+        arguments. A barrier before the store too, so a second call (a loop) cannot overwrite items a slower
+        thread still reads (CUB leaves that barrier to the caller)."""
+        nargs = len(args)
+        if nargs not in _ADJ[name]:
+            raise _Refuse(f"`cub::BlockAdjacentDifference::{name}` with {nargs} arguments")
+        t = targs[0]
+        if "type-parameter" in t:
+            raise _Refuse(f"`cub::BlockAdjacentDifference` of a dependent item type (`{t}`)")
+        for a in args[:2]:
+            if a.strip.kind != "DECL_REF_EXPR":
+                raise _Refuse(f"`cub::BlockAdjacentDifference::{name}` of `{_short(a)}`: cuport lowers arrays "
+                              "named by a variable")
+        m = [re.search(r"\[(\d+)\]$", _canonical(a.strip).strip()) for a in args[:2]]
+        if not all(m) or m[0].group(1) != m[1].group(1):
+            raise _Refuse(f"`cub::BlockAdjacentDifference::{name}` with items per thread cuport cannot read "
+                          f"(`{_canonical(args[0].strip)}`)")
+        items = int(m[0].group(1))
+        dims = [d.strip() for d in (targs[1:4] + ["1", "1"])[:3]]
+        if not all(re.fullmatch(r"\w+", d) for d in dims):
+            raise _Refuse(f"`cub::BlockAdjacentDifference` with a block size cuport cannot read (`{targs}`)")
+        threads = " * ".join(dims)
+        f = self._callable(args[2], f"cub::BlockAdjacentDifference::{name}")
+        inp, out = self.text(args[0]), self.text(args[1])
+        key = (self.fn.body.start, "adjacent", t, threads)
+        arr = self.made.get(key)
+        if arr is None:     # one array per item type and block in a function: the barrier before the store
+            arr = self.made[key] = self.helper_name("adjacent")     # makes reusing it safe
+            self.add_to_body(f"__shared__ {t} {arr}[{threads}];")
+        last, tid, it = items - 1, LIN, "cuport_item"
+        extra = f"{t} cuport_x = {self.text(args[3])}; " if nargs == 4 and "Partial" not in name else \
+            f"int cuport_valid = {self.text(args[3])}; " if nargs == 4 else ""
+        pre = f"do {{ {extra}int cuport_t = {tid}; __syncthreads(); "
+        if name.startswith("SubtractLeft"):
+            pre += f"{arr}[cuport_t] = {inp}[{last}]; __syncthreads(); "
+            step = f"{out}[{it}] = {f}({inp}[{it}], {inp}[{it} - 1]);"
+            loop = f"for (int {it} = {last}; {it} > 0; {it}--) "
+            first = f"{out}[0] = {f}({inp}[0], {arr}[cuport_t - 1]);"
+            if name == "SubtractLeft":
+                edge = f"{out}[0] = {f}({inp}[0], cuport_x);" if nargs == 4 else f"{out}[0] = {inp}[0];"
+                body = f"{loop}{step} if (cuport_t == 0) {edge} else {first}"
+            else:
+                body = (f"if ((cuport_t + 1) * {items} <= cuport_valid) {{ {loop}{step} }} else {{ {loop}"
+                        f"{{ if ((int)cuport_t * {items} + {it} < cuport_valid) {step} else {out}[{it}] = "
+                        f"{inp}[{it}]; }} }} if (cuport_t == 0 || cuport_valid <= (int)cuport_t * {items}) "
+                        f"{out}[0] = {inp}[0]; else {first}")
+        else:
+            pre += f"{arr}[cuport_t] = {inp}[0]; __syncthreads(); "
+            step = f"{out}[{it}] = {f}({inp}[{it}], {inp}[{it} + 1]);"
+            loop = f"for (int {it} = 0; {it} < {last}; {it}++) "
+            lastd = f"{out}[{last}] = {f}({inp}[{last}], {arr}[cuport_t + 1]);"
+            if name == "SubtractRight":
+                succ = f"{out}[{last}] = {f}({inp}[{last}], cuport_x);" if nargs == 4 else \
+                    f"{out}[{last}] = {inp}[{last}];"
+                body = f"{loop}{step} if (cuport_t == ({threads}) - 1) {succ} else {lastd}"
+            else:
+                body = (f"if ((int)(cuport_t + 1) * {items} < cuport_valid) {{ {loop}{step} {lastd} }} else {{ "
+                        f"for (int {it} = 0; {it} < {items}; {it}++) {{ if ((int)cuport_t * {items} + {it} < "
+                        f"cuport_valid - 1) {step} else {out}[{it}] = {inp}[{it}]; }} }}")
+        return pre + body + " } while (0)"
+
+
 class _Refuse(Exception):
     pass
+
+
+# CUB's functors (declared without a body in the shim): their operation
+_CUB_FUNCTORS = {"Difference": "a - b", "Sum": "a + b", "Max": "(a < b) ? b : a", "Min": "(b < a) ? b : a"}
+
+# the forms of cub::BlockAdjacentDifference lowered: name -> arguments (the 4th: tile predecessor / successor
+# item, or valid_items for the partial tiles)
+_ADJ = {"SubtractLeft": (3, 4), "SubtractRight": (3, 4), "SubtractLeftPartialTile": (4,),
+        "SubtractRightPartialTile": (4,)}
+
+
+def _value_type(v) -> str:
+    t = _canonical(v.strip)
+    return re.sub(r"^(const\s+|volatile\s+|struct\s+)+", "", t).rstrip("& ").strip()
+
+
+_SCALAR = re.compile(r"(const\s+)?((unsigned|signed)\s+)?(int|short|char|long|long long|float|double|bool|"
+                     r"unsigned|__half|half)(\s+int)?")
+
+
+def _scalar_fields(v):
+    """[] for a scalar value, the field names of a struct of scalar fields, else None."""
+    try:
+        ty = v.strip._cursor.type.get_canonical()
+    except Exception:
+        return None
+    if ty.kind.name not in ("RECORD", "ELABORATED"):
+        return [] if _SCALAR.fullmatch(ty.spelling.strip()) else None
+    decl = ty.get_declaration()
+    names = []
+    for c in decl.get_children():
+        if c.kind.name == "CXX_BASE_SPECIFIER":
+            return None
+        if c.kind.name == "FIELD_DECL":
+            if c.is_bitfield() or not _SCALAR.fullmatch(c.type.get_canonical().spelling.strip()):
+                return None
+            names.append(c.spelling)
+    return names or None
 
 
 def _made_by_coalesced_threads(d) -> bool:

@@ -1,5 +1,6 @@
 /* cuport light-mode stub of CUB: declarations only, so code using the block and warp collectives parses. The
-   kernel translators lower BlockReduce / WarpReduce (porter/translate/kernel/coop.py); the rest is refused. */
+   kernel translators lower BlockReduce / WarpReduce / BlockAdjacentDifference (porter/translate/kernel/coop.py);
+   the rest is refused. */
 #pragma once
 namespace cub {
 struct Sum { template <class T> __device__ T operator()(const T &a, const T &b) const; };
@@ -45,5 +46,12 @@ class BlockAdjacentDifference {
   __device__ void SubtractRight(T (&input)[ITEMS], Out (&output)[ITEMS], Op op);
   template <int ITEMS, typename Out, typename Op>
   __device__ void SubtractRight(T (&input)[ITEMS], Out (&output)[ITEMS], Op op, T tile_successor_item);
+  template <int ITEMS, typename Out, typename Op>
+  __device__ void SubtractLeftPartialTile(T (&input)[ITEMS], Out (&output)[ITEMS], Op op, int valid_items);
+  template <int ITEMS, typename Out, typename Op>
+  __device__ void SubtractLeftPartialTile(T (&input)[ITEMS], Out (&output)[ITEMS], Op op, int valid_items,
+                                          T tile_predecessor_item);
+  template <int ITEMS, typename Out, typename Op>
+  __device__ void SubtractRightPartialTile(T (&input)[ITEMS], Out (&output)[ITEMS], Op op, int valid_items);
 };
 }  // namespace cub
