@@ -40,6 +40,18 @@ class Fold:
 
 
 @dataclass
+class Chunk:
+    """`if (warp == 0) { T v = part[lane]; for (c = 1; c < NW; c *= 2) {shfl_up scan of v}; part[lane] = v; }`:
+    an inclusive scan of the warp totals by one warp, which holds them all only while there are no more warps
+    than lanes. The target runs it over chunks of subgroup-size totals with a carry (see chunk_block)."""
+    block: object                 # the compound statement
+    reads: list                   # (VAR_DECL v, array decl, subscript node, lane index node)
+    loop: object                  # the scan loop
+    writes: list                  # (statement, array decl, subscript node, lane index node)
+    base: str = ""                # the chunk loop variable, set while emitting
+
+
+@dataclass
 class Plan:
     min_warp: int
     block: int
@@ -51,6 +63,10 @@ class Plan:
     taken: list = field(default_factory=list)     # counts replaced and lane reads folded (their CP104 rows)
     extern_slots: dict = field(default_factory=dict)  # id(decl) -> elements a dynamic per-warp array needs
     guards: dict = field(default_factory=dict)    # id(`tid < NW` node) -> (tid node, lane node)
+    chunks: dict = field(default_factory=dict)    # id(compound) -> Chunk: a one-warp scan of the warp totals
+    chunk_accs: dict = field(default_factory=dict)  # id(subscript) -> Chunk: its reads and writes `part[lane]`
+    subst: dict = field(default_factory=dict)     # id(node) -> ("lane", Chunk) | ("ws",) | ("slot", int)
+    busy: bool = False
 
 
 def _strip(n):
@@ -280,7 +296,21 @@ def _refuse(em, node, s, why, fold=False):
 def _per_warp(em, pl, s, d, size, parts, stride):
     an = em.an
     fold_reads = []
+    chunked = False
     for acc, ix, (slot, k) in parts:
+        if id(acc) not in pl.chunk_accs and _is_lane(an, slot) and stride == 1 and int_value(ix) is None:
+            _plan_chunk(em, pl, acc)
+        if id(acc) in pl.chunk_accs:
+            chunked = True
+    consts = []
+    for acc, ix, (slot, k) in parts:
+        if id(acc) in pl.chunk_accs:
+            continue
+        if chunked and int_value(ix) is not None and int_value(ix) >= -(-pl.block // 32):
+            consts.append(ix)      # `sums[31]`: a scratch slot past CUDA's warp slots, moved past ours below
+            continue
+        if _warp_minus(an, acc, slot):
+            continue
         if k != stride and int_value(ix) is None:
             _refuse(em, acc, s, f"`{_short(acc)}` strides it by {k}, the warp id by {stride}")
         if int_value(ix) is not None:
@@ -319,15 +349,236 @@ def _per_warp(em, pl, s, d, size, parts, stride):
     pl.handled.append(s.node)
     warps = -(-pl.block // pl.min_warp)
     new = max(size, stride * warps)
+    if chunked:
+        # the chunks of one scan reach the next multiple of the subgroup size; scratch slots come after
+        slots = max(-(-(-(-pl.block // w)) // w) * w for w in _sizes(pl.min_warp))
+        scratch = size - -(-pl.block // 32)
+        new = max(new, slots + max(scratch, 0))
+        for ix in consts:
+            pl.subst[id(ix)] = ("slot", slots + int_value(ix) - -(-pl.block // 32))
     if new != size:
         pl.arrays.setdefault(id(s.node), {})[d] = new
         pl.report.append({"array": s.name, "dimension": d, "cuda_size": size, "size": new,
                           "indexed_by": "warp id", "min_subgroup_size": pl.min_warp,
-                          "max_block_threads": pl.block})
+                          "max_block_threads": pl.block, **({"second_stage": "chunked scan"} if chunked else {})})
     if fold_reads and warps > pl.min_warp:
         for acc, slot, first in fold_reads:
             _plan_fold(em, pl, s, acc, slot, stride, first)
     pl.taken.extend(acc for acc, _slot, _first in fold_reads)     # folded, or no more warps than lanes
+
+
+def _sizes(mw):
+    """The subgroup sizes a target may run, from its narrowest up to MAX_WARP (powers of two)."""
+    w = mw
+    while w <= MAX_WARP:
+        yield w
+        w *= 2
+
+
+def _warp_minus(an, acc, slot) -> bool:
+    """`part[w - 1]` with w a warp id, under `if (w != 0)` / `if (w > 0)`: a slot of an existing warp."""
+    n = _strip(slot)
+    if n.kind != "BINARY_OPERATOR" or n.op != "-" or len(n.children) != 2 or int_value(n.children[1]) != 1:
+        return False
+    w = _strip(n.children[0])
+    k = warp_index_kind(an, w)
+    if k is None or k[0] != "warp":
+        return False
+    cur, p = acc, acc.parent
+    while p is not None and p.kind not in ("FUNCTION_DECL", "FUNCTION_TEMPLATE"):
+        if p.kind == "IF_STMT" and len(p.children) >= 2 and cur is p.children[1]:
+            c = _strip(p.children[0])
+            if c.kind == "BINARY_OPERATOR" and len(c.children) == 2 and _same(an, c.children[0], w) and \
+                    ((c.op in ("!=", ">") and int_value(c.children[1]) == 0) or
+                     (c.op == ">=" and int_value(c.children[1]) == 1)):
+                return True
+        cur, p = p, p.parent
+    return False
+
+
+def _is_warp0(an, cond) -> bool:
+    c = _strip(cond)
+    if c.kind != "BINARY_OPERATOR" or c.op != "==" or len(c.children) != 2:
+        return False
+    for a, b in (c.children, c.children[::-1]):
+        k = warp_index_kind(an, _strip(a))
+        if k is not None and k[0] == "warp" and int_value(b) == 0:
+            return True
+    return False
+
+
+def _lane_subscript(an, n):
+    """(array decl, subscript, index) when `n` is `part[lane]` for a shared array."""
+    n = _strip(n)
+    if n.kind != "ARRAY_SUBSCRIPT_EXPR" or len(n.children) != 2:
+        return None
+    a = _strip(n.children[0])
+    if a.kind != "DECL_REF_EXPR" or a.ref is None or not _is_lane(an, n.children[1]):
+        return None
+    return a.ref, n, n.children[1]
+
+
+def _plan_chunk(em, pl, acc):
+    """Recognise the one-warp scan of the warp totals around the lane read `acc` (see Chunk); record it, or
+    leave `acc` to the refusals."""
+    an = em.an
+    stmt, var = _assigned(acc)
+    if stmt is None or stmt.kind != "DECL_STMT" or _strip(_init_of(var)) is not _strip(acc):
+        return
+    block = stmt.parent
+    ifs = block.parent
+    if ifs is None or ifs.kind != "IF_STMT" or len(ifs.children) != 2 or ifs.children[1] is not block or \
+            not _is_warp0(an, ifs.children[0]) or id(block) in pl.chunks:
+        return
+    reads, loop, writes = [], None, []
+    for st in block.children:
+        if loop is None and st.kind == "DECL_STMT":
+            ds = [c for c in st.children if c.kind == "VAR_DECL"]
+            hit = [_lane_subscript(an, _init_of(d)) if _init_of(d) is not None else None for d in ds]
+            if not ds or None in hit:
+                return
+            reads += [(d, h[0], h[1], h[2]) for d, h in zip(ds, hit)]
+        elif loop is None and _unwrap_stmt(st).kind == "FOR_STMT" and reads:
+            loop = _unwrap_stmt(st)     # `#pragma unroll` wraps it
+        elif loop is not None and st.kind == "BINARY_OPERATOR" and st.op == "=":
+            h = _lane_subscript(an, st.children[0])
+            r = _strip(st.children[1])
+            v = next((x for x in reads if r.kind == "DECL_REF_EXPR" and r.ref is x[0]), None)
+            if h is None or v is None or h[0] is not v[1]:
+                return
+            writes.append((st, h[0], h[1], h[2]))
+        else:
+            return
+    if loop is None or len(writes) != len(reads):
+        return
+    if any(em.decl_type(r[0]).unqualified().kind != "scalar" or em.decl_type(r[0]).unqualified().bits != 32
+           for r in reads):
+        return
+    count = _scan_count(em, pl, loop, [r[0] for r in reads])
+    if count is None:
+        return
+    ch = Chunk(block, reads, loop, writes)
+    pl.chunks[id(block)] = ch
+    pl.subst[id(count)] = ("ws",)
+    for _v, _a, sub, ix in reads + [w for w in writes]:
+        pl.chunk_accs[id(sub)] = ch
+        for n in _chain(ix):
+            pl.subst[id(n)] = ("lane", ch)
+        pl.taken.append(sub)
+    _last_lane_writers(em, pl, [r[1] for r in reads])
+
+
+def _chain(n):
+    """`n` and the nodes under it down to its stripped form (an emitter may be handed any of them)."""
+    out = [n]
+    while n.kind in ("PAREN_EXPR", "UNEXPOSED_EXPR") and n.children:
+        n = n.children[-1]
+        out.append(n)
+    return out
+
+
+def _last_lane_writers(em, pl, arrays):
+    """`if (lane == 31) part[warp] = v;`: the warp's total sits in the last lane of a subgroup's scan, so
+    31 becomes the subgroup size - 1 (only for the arrays of a chunked scan, whose writers are these)."""
+    an = em.an
+    for f in em._reachable(em.fn).values():
+        if f.body is None:
+            continue
+        for n in f.body.walk():
+            if n.kind != "IF_STMT" or len(n.children) < 2:
+                continue
+            c = _strip(n.children[0])
+            if c.kind != "BINARY_OPERATOR" or c.op != "==" or len(c.children) != 2:
+                continue
+            a, b = c.children
+            if not (_is_lane(an, a) and int_value(b) == 31):
+                continue
+            writes = [x for x in n.children[1].walk() if x.kind == "ARRAY_SUBSCRIPT_EXPR" and
+                      _strip(x.children[0]).kind == "DECL_REF_EXPR" and _strip(x.children[0]).ref in arrays]
+            if writes:
+                for m in _chain(b):
+                    pl.subst[id(m)] = ("last",)
+
+
+def _unwrap_stmt(st):
+    kids = [c for c in st.children if not c.kind.endswith("_ATTR")] if st.kind == "UNEXPOSED_STMT" else None
+    return kids[0] if kids is not None and len(kids) == 1 else st
+
+
+def _init_of(var):
+    exprs = [c for c in var.children if not c.kind.endswith("_ATTR") and c.kind not in ("TYPE_REF", "NAMESPACE_REF")]
+    return exprs[-1] if exprs else None
+
+
+def _scan_count(em, pl, loop, vars_):
+    """The count node C of `for (c = 1; c < C; c *= 2) { t = __shfl_up(v, c); if (lane >= c) v += t; }` when the
+    loop is an inclusive sum scan of every var in `vars_` (each var changed only by `v += shfl_up(v, c)` under
+    `lane >= c`, directly or through a local of the loop); None otherwise."""
+    an = em.an
+    init, cond, inc, body = for_parts(loop)
+    if init is None or cond is None or inc is None or body is None:
+        return None
+    iv = next((c for c in init.walk() if c.kind == "VAR_DECL"), None)
+    if iv is None or _init_value(iv) != 1:
+        return None
+    c = _strip(cond)
+    if c.kind != "BINARY_OPERATOR" or c.op != "<" or not _refers(c.children[0], iv):
+        return None
+    count = c.children[1]
+    cs = _strip(count)
+    d = an.definition(cs.ref) if cs.kind == "DECL_REF_EXPR" and cs.ref is not None else None
+    if not (_uses_warp_size(an, count) or _count_32(count, 32, pl.block) or
+            (d is not None and _count_32(d, 32, pl.block))):
+        return None
+    i = _strip(inc)
+    if not (i.kind == "COMPOUND_ASSIGNMENT_OPERATOR" and i.op == "*=" and int_value(i.children[1]) == 2
+            and _refers(i.children[0], iv)):
+        return None
+    shfl_of = {}       # id(local decl) -> the var its value is shuffled from
+    for n in body.walk():
+        if n.kind == "CALL_EXPR" and n.callee.startswith("__shfl"):
+            args = n.children[2:] if n.callee.endswith("_sync") else n.children[1:]
+            if not n.callee.startswith("__shfl_up") or len(args) < 2 or not _refers(args[1], iv) or \
+                    (len(args) > 2 and not args[2].is_warp_size()):
+                return None
+        if n.kind == "VAR_DECL" and n is not iv:
+            ini = _init_of(n)
+            sc = _strip(ini) if ini is not None else None
+            if sc is not None and sc.kind == "CALL_EXPR" and sc.callee.startswith("__shfl_up"):
+                src = sc.children[2] if sc.callee.endswith("_sync") else sc.children[1]
+                v = next((x for x in vars_ if _refers(src, x)), None)
+                if v is None:
+                    return None
+                shfl_of[id(n)] = v
+    for n in body.walk():
+        if n.kind in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR", "UNARY_OPERATOR") and \
+                n.op in ("=", "+=", "-=", "*=", "/=", "|=", "&=", "^=", "<<=", ">>=", "++", "--"):
+            tgt = _strip(n.children[0])
+            v = next((x for x in vars_ if tgt.kind == "DECL_REF_EXPR" and tgt.ref is x), None)
+            if v is None:
+                if tgt.kind == "DECL_REF_EXPR" and tgt.ref is not None and tgt.ref.start >= body.start:
+                    continue            # a local of the loop
+                return None
+            r = _strip(n.children[1]) if len(n.children) > 1 else None
+            ok = n.op == "+=" and r is not None and r.kind == "DECL_REF_EXPR" and shfl_of.get(id(r.ref)) is v
+            if not ok or not _under_lane_ge(an, n, iv, body):
+                return None
+    if any(not any(id(d) in shfl_of and shfl_of[id(d)] is v for d in (x for x in body.walk()
+                                                                     if x.kind == "VAR_DECL")) for v in vars_):
+        return None
+    return count
+
+
+def _under_lane_ge(an, n, iv, stop) -> bool:
+    cur, p = n, n.parent
+    while p is not None and p is not stop:
+        if p.kind == "IF_STMT" and len(p.children) == 2 and cur is p.children[1]:
+            c = _strip(p.children[0])
+            if c.kind == "BINARY_OPERATOR" and c.op == ">=" and _is_lane(an, c.children[0]) and \
+                    _refers(c.children[1], iv):
+                return True
+        cur, p = p, p.parent
+    return False
 
 
 def _count(em, pl, s, c, slots, where):
@@ -651,6 +902,8 @@ def count(em, n):
     """The real warp count of the block, as an int expression of the target, for a node `plan` marked."""
     from porter.translate.kernel.target import E
     pl = getattr(em, "warp_plan", None)
+    if pl is not None and id(n) in pl.subst and not pl.busy:
+        return _substitute(em, pl, n)
     if pl is None or id(n) not in pl.counts:
         return None
     if id(n) in pl.guards:
@@ -661,6 +914,62 @@ def count(em, n):
     bd = em.conv(em.t.thread_builtin("blockDim", "x", em), I32)
     ws = em.conv(em.t.warp_size(em), I32)
     return E(f"(({bd.text} + {ws.text} - 1) / {ws.paren(5)})", I32)
+
+
+def _substitute(em, pl, n):
+    from porter.translate.kernel.target import E
+    what = pl.subst[id(n)]
+    if what[0] == "ws":          # the scan of one chunk spans the subgroup
+        return em.conv(em.t.warp_size(em), I32)
+    if what[0] == "slot":
+        return E(str(what[1]), I32)
+    if what[0] == "last":
+        from porter.translate.kernel.ctype import U32
+        return E(f"({em.conv(em.t.warp_size(em), U32).text} - 1u)", U32)
+    pl.busy = True
+    try:
+        lane = em.conv(em.x(n), I32)
+    finally:
+        pl.busy = False
+    return E(f"({what[1].base} + {lane.paren(5)})", I32)
+
+
+def chunk_block(em, compound) -> bool:
+    """Emit the body of a one-warp scan of the warp totals (Chunk) as a loop over chunks of subgroup-size
+    totals: each chunk is scanned as the source scans its one warp (up to the subgroup size), then gets the
+    running total of the chunks before it (the last lane's value, carried). Lanes past the last warp scan
+    padding slots; an inclusive scan never lets them reach a lower lane. False when `compound` is not one."""
+    pl = getattr(em, "warp_plan", None)
+    ch = pl.chunks.get(id(compound)) if pl is not None else None
+    if ch is None:
+        return False
+    ws = em.conv(em.t.warp_size(em), I32)
+    ch.base = em.tmp("chunk")
+    carries = []
+    for v, _a, _sub, _ix in ch.reads:
+        t = em.decl_type(v)
+        c = em.tmp("carry")
+        carries.append((v, c, t))
+        em.emit(f"{em.t.type_name(t, em)} {c} = {em.conv(E_zero(), t).text};")
+    em.emit(f"// more warps than subgroup lanes: the warp totals are scanned in chunks of the subgroup size (cuport)")
+    em.emit(f"for (int {ch.base} = 0; {ch.base} < {_total_warps(em)}; {ch.base} += {ws.paren(15)}) {{")
+    em.indent += 1
+    for st in compound.children:
+        if st is ch.writes[0][0]:
+            for v, c, _t in carries:
+                em.emit(f"{em.name_of(v)} += {c};")
+        em.line_mark(st)
+        em.stmt(st)
+    for v, c, t in carries:
+        em.emit(f"{c} = {em.t.last_lane(em, em.name_of(v), t)};")
+    em.indent -= 1
+    em.emit("}")
+    return True
+
+
+def E_zero():
+    from porter.translate.kernel.target import E
+    return E("0", I32)
 
 
 def _lane_text(em, lane, depth=0) -> str:

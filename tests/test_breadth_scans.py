@@ -1,0 +1,93 @@
+"""Issue 14 (warps, HeCBench marchingCubes compactLv1 / compactLv2 / generatingTriangles): a block scan whose
+second stage is one warp scanning the warp totals (`if (warpid == 0) { v = sums[laneid]; shfl_up scan over
+c0 < warpNum; sums[laneid] = v; }`) holds every total only while a block has no more warps than a warp has lanes.
+The GLSL and OpenCL translations run that stage over chunks of subgroup-size totals with a carry, size the
+arrays for the narrowest subgroup (chunks padded to the subgroup size, CUDA's scratch slot `sums[31]` moved past
+them), and write the warp total from the subgroup's last lane. What does not match the pattern stays refused
+(CP104 at the read). Fixture: tests/fixtures/breadth/scans/ (verify spec: lavapipe 4/8/16, PoCL)."""
+import os
+
+import pytest
+
+from porter.translate.api import translate_file
+from kernel_helpers import expected_runs, failures, outputs, ran_keys, run_spec, translate_text
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCANS = os.path.join(ROOT, "tests", "fixtures", "breadth", "scans")
+SRC = os.path.join(SCANS, "block_scans.cu")
+KERNELS = ("scan128", "scan1024x2")
+
+
+@pytest.mark.parametrize("target", ["glsl", "opencl"])
+def test_one_warp_scan_of_warp_totals_is_chunked(target):
+    res = translate_file(SRC, target, validate=False)
+    assert outputs(res) == set(KERNELS), [d.message for d in res.diagnostics if d.severity == "error"]
+    assert not [d for d in res.diagnostics if d.code == "CP104" and d.severity == "error"]
+    man = res.manifests["scan128"]
+    arr = {a["array"]: a for a in man["per_warp_arrays"]}
+    # block 128: chunks reach 128 slots (one chunk of a 128-lane subgroup); CUDA's 28 slots past its 4 warps follow
+    assert arr["sums"]["size"] == 156 and arr["sums"]["second_stage"] == "chunked scan"
+    big = {a["array"]: a["size"] for a in res.manifests["scan1024x2"]["per_warp_arrays"]}
+    # block 1024: 256 warps of 4 lanes (GLSL), 1024 one-lane warps (OpenCL 1.2)
+    assert big == ({"sumsA": 256, "sumsB": 256} if target == "glsl" else {"sumsA": 1024, "sumsB": 1024})
+    if target == "glsl":
+        assert man["min_subgroup_size"] == 4
+        s = res.shaders["scan128"]
+        assert "sums[155] = atomicAdd(total[0], testSum);" in s and "testSum + sums[155]" in s
+        assert "if (laneid == (cuport_subgroup_size - 1u))" in s
+        assert "uint warpSum = sums[(cuport_chunk1 + int(laneid))];" in s
+        assert "cuport_carry2 = subgroupShuffle(warpSum, uint(cuport_subgroup_size) - 1u);" in s
+
+
+def test_fixture_matches_numpy_on_lavapipe_and_pocl(monkeypatch):
+    results = run_spec(monkeypatch, os.path.join(SCANS, "verify_spec.py"))
+    assert not failures(results), failures(results)
+    assert ran_keys(results) == expected_runs(KERNELS)
+
+
+def _refused_at(res):
+    """Rows of the kernel refusals (CP104 `kernel ... not translated` at the offending read)."""
+    return [d.row for d in res.diagnostics
+            if d.code == "CP104" and d.severity == "error" and "not translated" in d.message]
+
+
+HEAD = """
+__global__ void k(const unsigned* in, unsigned* out) {
+  __shared__ unsigned sums[32];
+  unsigned tid = threadIdx.x, laneid = tid % 32, warpid = tid >> 5;
+  unsigned s = in[tid];
+  for (int c0 = 1; c0 < 32; c0 *= 2) { unsigned tp = __shfl_up_sync(0xffffffffu, s, c0); if (laneid >= c0) s += tp; }
+  if (laneid == 31) sums[warpid] = s;
+  __syncthreads();
+  if (warpid == 0) {
+    unsigned w = sums[laneid];
+    for (int c0 = 1; c0 < 32; c0 *= 2) {
+      unsigned tp = __shfl_up_sync(0xffffffffu, w, c0);
+      if (laneid >= c0) w STEP;
+    }
+    sums[laneid] = w;
+  }
+  __syncthreads();
+  if (warpid != 0) s += sums[warpid - 1];
+  out[tid] = s;
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["glsl", "opencl"])
+@pytest.mark.parametrize("step", ["+= tp", "= max(w, tp)", "*= tp"])
+def test_scan_pattern_matches_only_sum_scans(tmp_path, target, step):
+    res = translate_text(tmp_path, target, HEAD.replace("STEP", step))
+    if step == "+= tp":
+        assert outputs(res) == {"k"} and not _refused_at(res)
+        return
+    # a max / product scan is not the recognised sum scan: refused at the read, line 10
+    assert not outputs(res)
+    assert _refused_at(res) == [10]
+
+
+@pytest.mark.parametrize("target", ["glsl", "opencl"])
+def test_scan_outside_warp0_guard_stays_refused(tmp_path, target):
+    code = HEAD.replace("STEP", "+= tp").replace("if (warpid == 0) {", "if (tid < 32) {")
+    res = translate_text(tmp_path, target, code)
+    assert not outputs(res) and _refused_at(res) == [10]
