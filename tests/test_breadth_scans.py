@@ -28,8 +28,8 @@ def test_one_warp_scan_of_warp_totals_is_chunked(target):
     # block 128: chunks reach 128 slots (one chunk of a 128-lane subgroup); CUDA's 28 slots past its 4 warps follow
     assert arr["sums"]["size"] == 156 and arr["sums"]["second_stage"] == "chunked scan"
     big = {a["array"]: a["size"] for a in res.manifests["scan1024x2"]["per_warp_arrays"]}
-    # block 1024: 256 warps of 4 lanes (GLSL), 1024 one-lane warps (OpenCL 1.2)
-    assert big == ({"sumsA": 256, "sumsB": 256} if target == "glsl" else {"sumsA": 1024, "sumsB": 1024})
+    # block 1024: 256 warps of 4 lanes (GLSL), 1024 one-lane warps (OpenCL 1.2); sumsA's scratch slot 31 follows
+    assert big == ({"sumsA": 257, "sumsB": 256} if target == "glsl" else {"sumsA": 1025, "sumsB": 1024})
     if target == "glsl":
         assert man["min_subgroup_size"] == 4
         s = res.shaders["scan128"]
@@ -84,6 +84,21 @@ def test_scan_pattern_matches_only_sum_scans(tmp_path, target, step):
     # a max / product scan is not the recognised sum scan: refused at the read, line 10
     assert not outputs(res)
     assert _refused_at(res) == [10]
+
+
+@pytest.mark.parametrize("target", ["glsl", "opencl"])
+@pytest.mark.parametrize("tail, ok", [("if (tid == 1023) sums[31] = s; __syncthreads(); out[tid] = s + sums[31];", True),
+                                      ("out[tid] = s + sums[31];", False),
+                                      ("for (int j = 0; j < 2; j++) { sums[31] = s; out[tid] = sums[31]; }", False)])
+def test_slot_31_with_32_warps_is_scratch_only_when_stored_first_after_the_scan(tmp_path, target, tail, ok):
+    code = HEAD.replace("STEP", "+= tp").replace("  out[tid] = s;\n", "  " + tail + "\n")
+    code += "void run(const unsigned* i, unsigned* o) { k<<<1, 1024>>>(i, o); }\n"
+    res = translate_text(tmp_path, target, code)
+    if ok:
+        assert outputs(res) == {"k"} and not _refused_at(res)
+    else:
+        # the last warp's total read by number (or stored in a loop): refused at that subscript, line 19
+        assert not outputs(res) and _refused_at(res) == [19]
 
 
 @pytest.mark.parametrize("target", ["glsl", "opencl"])

@@ -306,8 +306,8 @@ def _per_warp(em, pl, s, d, size, parts, stride):
     for acc, ix, (slot, k) in parts:
         if id(acc) in pl.chunk_accs:
             continue
-        if chunked and int_value(ix) is not None and int_value(ix) >= -(-pl.block // 32):
-            consts.append(ix)      # `sums[31]`: a scratch slot past CUDA's warp slots, moved past ours below
+        if chunked and int_value(ix) is not None and _scratch(pl, parts, acc, int_value(ix)):
+            consts.append(ix)      # `sums[31]`: a scratch slot, moved past our warp slots below
             continue
         if _warp_minus(an, acc, slot):
             continue
@@ -352,10 +352,10 @@ def _per_warp(em, pl, s, d, size, parts, stride):
     if chunked:
         # the chunks of one scan reach the next multiple of the subgroup size; scratch slots come after
         slots = max(-(-(-(-pl.block // w)) // w) * w for w in _sizes(pl.min_warp))
-        scratch = size - -(-pl.block // 32)
-        new = max(new, slots + max(scratch, 0))
+        low = min([int_value(ix) for ix in consts] + [-(-pl.block // 32)])
+        new = max(new, slots + size - low)
         for ix in consts:
-            pl.subst[id(ix)] = ("slot", slots + int_value(ix) - -(-pl.block // 32))
+            pl.subst[id(ix)] = ("slot", slots + int_value(ix) - low)
     if new != size:
         pl.arrays.setdefault(id(s.node), {})[d] = new
         pl.report.append({"array": s.name, "dimension": d, "cuda_size": size, "size": new,
@@ -365,6 +365,29 @@ def _per_warp(em, pl, s, d, size, parts, stride):
         for acc, slot, first in fold_reads:
             _plan_fold(em, pl, s, acc, slot, stride, first)
     pl.taken.extend(acc for acc, _slot, _first in fold_reads)     # folded, or no more warps than lanes
+
+
+def _scratch(pl, parts, acc, c) -> bool:
+    """Slot `c` named by number is scratch, not a warp's: past CUDA's warp slots, or (`sums[31]` with 32
+    warps) first reached by a plain store after the chunked scan, outside any loop, so no read sees a warp's
+    total there."""
+    if c >= -(-pl.block // 32):
+        return True
+    same = sorted((a for a, ix, _d in parts if int_value(ix) == c), key=lambda a: a.start)
+    first = same[0]
+    ends = [ch.block.end for ch in pl.chunks.values()]
+    if not ends or first.start < max(ends):
+        return False
+    cur, p = first, first.parent
+    while p is not None and p.kind in ("PAREN_EXPR", "UNEXPOSED_EXPR"):
+        cur, p = p, p.parent
+    if p is None or p.kind != "BINARY_OPERATOR" or p.op != "=" or cur is not p.children[0]:
+        return False
+    while p is not None and p.kind not in ("FUNCTION_DECL", "FUNCTION_TEMPLATE"):
+        if p.kind in ("FOR_STMT", "WHILE_STMT", "DO_STMT"):
+            return False
+        p = p.parent
+    return True
 
 
 def _sizes(mw):
