@@ -15,7 +15,7 @@ from kernel_helpers import expected_runs, failures, outputs, ran_keys, run_spec,
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCANS = os.path.join(ROOT, "tests", "fixtures", "breadth", "scans")
 SRC = os.path.join(SCANS, "block_scans.cu")
-KERNELS = ("scan128", "scan1024x2")
+KERNELS = ("scan128", "scan1024x2", "packed_runs")
 
 
 @pytest.mark.parametrize("target", ["glsl", "opencl"])
@@ -37,6 +37,36 @@ def test_one_warp_scan_of_warp_totals_is_chunked(target):
         assert "if (laneid == (cuport_subgroup_size - 1u))" in s
         assert "uint warpSum = sums[(cuport_chunk1 + int(laneid))];" in s
         assert "cuport_carry2 = subgroupShuffle(warpSum, uint(cuport_subgroup_size) - 1u);" in s
+    # the second run of packed slots starts after the narrowest subgroup's warp count (256 or 1024), not 32
+    packed = res.manifests["packed_runs"]["per_warp_arrays"]
+    assert [a["size"] for a in packed] == ([512] if target == "glsl" else [2048])
+    text = res.shaders["packed_runs"] if target == "glsl" else res.text
+    assert ("part[wid + 256] = b;" if target == "glsl" else "part[wid + 1024] = b;") in text
+
+
+PACKED = """
+__global__ void k(const float* in, float* out) {
+  __shared__ float part[64];
+  int tid = threadIdx.x, lane = tid % 32, wid = tid / 32;
+  float a = in[tid], b = -in[tid];
+  for (int o = 16; o > 0; o >>= 1) { a += __shfl_xor_sync(0xffffffff, a, o); b += __shfl_xor_sync(0xffffffff, b, o); }
+  if (lane == 0) { part[wid] = a; part[wid + OFF] = b; }
+  __syncthreads();
+  float v = (tid < (blockDim.x / 32.f)) ? part[READ] : 0.0f;
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffff, v, o);
+  if (tid == 0) out[blockIdx.x] = v;
+}
+void run(const float* i, float* o) { k<<<4, 1024>>>(i, o); }
+"""
+
+
+@pytest.mark.parametrize("target", ["glsl", "opencl"])
+@pytest.mark.parametrize("off, read, row", [("33", "lane", 7), ("32", "lane + 32", 9), ("lane", "lane", 7)])
+def test_offset_runs_cuport_cannot_resize_are_refused(tmp_path, target, off, read, row):
+    # an offset that is not CUDA's warp count (33, a lane id) or a lane read of the second run: before this the
+    # offset was ignored and the second run overwrote the first on narrow subgroups
+    res = translate_text(tmp_path, target, PACKED.replace("OFF", off).replace("READ", read))
+    assert not outputs(res) and _refused_at(res) == [row]
 
 
 def test_fixture_matches_numpy_on_lavapipe_and_pocl(monkeypatch):

@@ -88,6 +88,17 @@ def _decompose(an, idx):
     return (s, k) if k is not None else (n, 1)
 
 
+def _rest(an, idx):
+    """`rest` when `idx` is `slot * K + rest` as _decompose splits it; else None."""
+    n = _strip(idx)
+    if n.kind == "BINARY_OPERATOR" and n.op == "+" and len(n.children) == 2:
+        for a, b in (n.children, n.children[::-1]):
+            s, k = _scaled(a)
+            if k is not None and _is_slot(an, s):
+                return b
+    return None
+
+
 def _scaled(n):
     n = _strip(n)
     if n.kind == "BINARY_OPERATOR" and n.op == "*" and len(n.children) == 2:
@@ -302,7 +313,7 @@ def _per_warp(em, pl, s, d, size, parts, stride):
             _plan_chunk(em, pl, acc)
         if id(acc) in pl.chunk_accs:
             chunked = True
-    consts = []
+    consts, packed = [], []
     for acc, ix, (slot, k) in parts:
         if id(acc) in pl.chunk_accs:
             continue
@@ -318,6 +329,18 @@ def _per_warp(em, pl, s, d, size, parts, stride):
                 _refuse(em, acc, s, f"`{_short(acc)}` names the slot of one warp by number")
             continue
         kind = warp_index_kind(an, slot)
+        rest = _rest(an, ix) if stride == 1 else None
+        if rest is not None:
+            # `part[wid + NW]`: a second run of slots after CUDA's warp count (min and max packed in one
+            # array): with more warps it must start after all of them
+            c = _strip(rest)
+            dfn = an.definition(c.ref) if c.kind == "DECL_REF_EXPR" and c.ref is not None else None
+            if kind is None or kind[0] != "warp" or not (_count_32(rest, -(-pl.block // 32), pl.block) or
+                                                         (dfn is not None and _count_32(dfn, 0, pl.block))):
+                _refuse(em, acc, s, f"`{_short(acc)}` offsets the slot by `{_short(rest)}`, which cuport does not "
+                                    f"re-size for more warps (a second run of slots after the warp count)")
+            packed.append(rest)
+            continue
         if kind is not None and kind[0] == "warp":
             continue
         ref = slot.ref if slot.kind == "DECL_REF_EXPR" else None
@@ -349,6 +372,13 @@ def _per_warp(em, pl, s, d, size, parts, stride):
     pl.handled.append(s.node)
     warps = -(-pl.block // pl.min_warp)
     new = max(size, stride * warps)
+    if packed:
+        for r in packed:
+            for m in _chain(r):
+                pl.subst[id(m)] = ("slot", warps)
+        new = max(new, 2 * warps)
+        if 2 * warps > size and size < 2 * -(-pl.block // 32):
+            _refuse(em, packed[0], s, f"it holds {size} slots, fewer than two runs of the block's warps")
     if chunked:
         # the chunks of one scan reach the next multiple of the subgroup size; scratch slots come after
         slots = max(-(-(-(-pl.block // w)) // w) * w for w in _sizes(pl.min_warp))
