@@ -15,7 +15,7 @@ from kernel_helpers import expected_runs, failures, outputs, ran_keys, run_spec,
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCANS = os.path.join(ROOT, "tests", "fixtures", "breadth", "scans")
 SRC = os.path.join(SCANS, "block_scans.cu")
-KERNELS = ("scan128", "scan1024x2", "packed_runs")
+KERNELS = ("scan128", "scan1024x2", "packed_runs", "minmax256", "minmax1024")
 
 
 @pytest.mark.parametrize("target", ["glsl", "opencl"])
@@ -136,3 +136,52 @@ def test_scan_outside_warp0_guard_stays_refused(tmp_path, target):
     code = HEAD.replace("STEP", "+= tp").replace("if (warpid == 0) {", "if (tid < 32) {")
     res = translate_text(tmp_path, target, code)
     assert not outputs(res) and _refused_at(res) == [10]
+
+
+MINMAX = """
+__global__ void k(const float* in, float* out) {
+  __shared__ float s[64];
+  constexpr unsigned warpNum = 1024 / 32;
+  unsigned tid = threadIdx.x, laneid = tid % 32, warpid = tid >> 5;
+  float lo = in[tid], hi = lo;
+  for (int c0 = 16; c0 > 0; c0 /= 2) {
+    float t0 = __shfl_down_sync(0xffffffffu, lo, c0), t1 = __shfl_down_sync(0xffffffffu, hi, c0);
+    if (t0 < lo) lo = t0;
+    if (t1 > hi) hi = t1;
+  }
+  if (laneid == 0) { s[warpid] = lo; s[warpid + warpNum] = hi; }
+  __syncthreads();
+  if (warpid == 0) {
+    lo = s[laneid];
+    hi = s[laneid + warpNum];
+    for (int c0 = warpNum / 2; c0 > 0; c0 /= 2) {
+      float t0 = __shfl_down_sync(0xffffffffu, lo, c0), t1 = __shfl_down_sync(0xffffffffu, hi, c0);
+      STEP
+      if (t1 > hi) hi = t1;
+    }
+    if (laneid == 0) { out[0] = lo; out[1] = hi; }
+  }
+  TAIL
+}
+void run(const float* i, float* o) { k<<<1, 1024>>>(i, o); }
+"""
+
+
+@pytest.mark.parametrize("target", ["glsl", "opencl"])
+def test_one_warp_min_max_tree_folds_the_extra_slots(tmp_path, target):
+    res = translate_text(tmp_path, target, MINMAX.replace("STEP", "if (t0 < lo) lo = t0;").replace("TAIL", ""))
+    assert outputs(res) == {"k"} and not _refused_at(res)
+    cap = 256 if target == "glsl" else 1024          # warps of the narrowest subgroup (4 lanes / OpenCL's 1)
+    assert [a["size"] for a in res.manifests["k"]["per_warp_arrays"]] == [2 * cap]
+    text = res.shaders["k"] if target == "glsl" else res.text
+    assert f"if (s[cuport_w1 + {cap}] > hi) {{ hi = s[cuport_w1 + {cap}]; }}" in text
+    assert "if (s[cuport_w1] < lo) { lo = s[cuport_w1]; }" in text
+
+
+@pytest.mark.parametrize("target", ["glsl", "opencl"])
+@pytest.mark.parametrize("step, tail", [("lo += t0;", ""),                      # a sum: no identity for padding
+                                        ("if (t0 > lo) lo = t0; if (t0 < lo) lo = t0;", ""),   # mixed min / max
+                                        ("if (t0 < lo) lo = t0;", "out[2 + tid] = lo;")])   # other lanes' lo
+def test_min_max_trees_it_cannot_prove_stay_refused(tmp_path, target, step, tail):
+    res = translate_text(tmp_path, target, MINMAX.replace("STEP", step).replace("TAIL", tail))
+    assert not outputs(res) and _refused_at(res) == [15]

@@ -65,7 +65,8 @@ class Plan:
     guards: dict = field(default_factory=dict)    # id(`tid < NW` node) -> (tid node, lane node)
     chunks: dict = field(default_factory=dict)    # id(compound) -> Chunk: a one-warp scan of the warp totals
     chunk_accs: dict = field(default_factory=dict)  # id(subscript) -> Chunk: its reads and writes `part[lane]`
-    subst: dict = field(default_factory=dict)     # id(node) -> ("lane", Chunk) | ("ws",) | ("slot", int)
+    subst: dict = field(default_factory=dict)     # id(node) -> ("lane", Chunk) | ("ws",) | ("slot", int) | ...
+    mm_folds: dict = field(default_factory=dict)  # id(last read statement) -> [(var, array, offset, op)]
     busy: bool = False
 
 
@@ -311,7 +312,9 @@ def _per_warp(em, pl, s, d, size, parts, stride):
     for acc, ix, (slot, k) in parts:
         if id(acc) not in pl.chunk_accs and _is_lane(an, slot) and stride == 1 and int_value(ix) is None:
             _plan_chunk(em, pl, acc)
-        if id(acc) in pl.chunk_accs:
+            if id(acc) not in pl.chunk_accs:
+                _plan_minmax(em, pl, acc)
+        if id(acc) in pl.chunk_accs and isinstance(pl.chunk_accs[id(acc)], Chunk):
             chunked = True
     consts, packed = [], []
     for acc, ix, (slot, k) in parts:
@@ -372,6 +375,8 @@ def _per_warp(em, pl, s, d, size, parts, stride):
     pl.handled.append(s.node)
     warps = -(-pl.block // pl.min_warp)
     new = max(size, stride * warps)
+    packed += [r for acc, _ix, _d in parts for r in [pl.chunk_accs.get(id(acc))]
+               if isinstance(r, tuple) and r[0] == "minmax" and r[1] is not None for r in [r[1]]]
     if packed:
         for r in packed:
             for m in _chain(r):
@@ -556,6 +561,189 @@ def _last_lane_writers(em, pl, arrays):
 def _unwrap_stmt(st):
     kids = [c for c in st.children if not c.kind.endswith("_ATTR")] if st.kind == "UNEXPOSED_STMT" else None
     return kids[0] if kids is not None and len(kids) == 1 else st
+
+
+def _plan_minmax(em, pl, acc):
+    """`if (warp == 0) { a = part[lane]; b = part[lane + NW]; for (c = NW / 2; c > 0; c /= 2) { t = shfl_down(a, c);
+    if (t < a) a = t; ... } ... }` (marchingCubes computeMinMaxLv1): a min / max tree over the warp totals by one
+    warp, which holds them all only while there are no more warps than lanes. Min and max may see a total twice,
+    so the target reads `part[lane % nwarps]` (every lane a real total), folds the slots lane + k * subgroup size
+    in, and runs the tree over the whole subgroup. Only lane 0's result is exact: the vars must not be read
+    elsewhere after the tree (lane 0 only) or after the `if`. Records it, or leaves `acc` to the refusals."""
+    an = em.an
+    st, var = _assigned(acc)
+    if st is None:
+        return
+    block = st.parent
+    ifs = block.parent
+    if ifs is None or ifs.kind != "IF_STMT" or len(ifs.children) != 2 or ifs.children[1] is not block or \
+            not _is_warp0(an, ifs.children[0]):
+        return
+    reads, loop = [], None
+    kids = block.children
+    i = 0
+    while i < len(kids):
+        k = kids[i]
+        r = _minmax_read(em, pl, k)
+        if r is None:
+            break
+        reads.append(r)
+        i += 1
+    if not reads or i >= len(kids) or _unwrap_stmt(kids[i]).kind != "FOR_STMT":
+        return
+    loop = _unwrap_stmt(kids[i])
+    if len({id(r[0]) for r in reads}) != len(reads) or any(r[0] is None for r in reads):
+        return
+    ops = _tree_ops(em, pl, loop, [r[0] for r in reads])
+    if ops is None:
+        return
+    # after the tree only lane 0 is exact: later uses under `if (lane == 0)` in this block, none past the `if`
+    for v, *_ in reads:
+        for ref in em.model.refs_to(v):
+            if ref.start < loop.end:
+                continue
+            if ref.start >= ifs.end or not _under_lane0(an, ref, block):
+                return
+    p = ifs.parent
+    while p is not None and p.kind not in ("FUNCTION_DECL", "FUNCTION_TEMPLATE"):
+        if p.kind in ("FOR_STMT", "WHILE_STMT", "DO_STMT"):
+            return              # a later iteration could read the vars of other lanes
+        p = p.parent
+    for v, arr, sub, lane, off, stmt in reads:
+        pl.chunk_accs[id(sub)] = ("minmax", off)
+        for n in _chain(lane):
+            pl.subst[id(n)] = ("lane_mod",)
+        pl.taken.append(sub)
+    pl.mm_folds[id(reads[-1][5])] = (reads[0][3], [(v, arr, off, ops[id(v)]) for v, arr, sub, _l, off, _s in reads])
+
+
+def _minmax_read(em, pl, st):
+    """(var, array, subscript, lane node, offset node or None, statement) for `v = part[lane];` /
+    `v = part[lane + NW];` with v a local, part a shared 1-D array."""
+    an = em.an
+    if st.kind == "BINARY_OPERATOR" and st.op == "=":
+        lhs = _strip(st.children[0])
+        var = lhs.ref if lhs.kind == "DECL_REF_EXPR" and lhs.ref is not None and _local(lhs.ref) else None
+        rhs = _strip(st.children[1])
+    elif st.kind == "DECL_STMT" and len([c for c in st.children if c.kind == "VAR_DECL"]) == 1:
+        var = next(c for c in st.children if c.kind == "VAR_DECL")
+        rhs = _strip(_init_of(var)) if _init_of(var) is not None else None
+    else:
+        return None
+    if var is None or rhs is None or rhs.kind != "ARRAY_SUBSCRIPT_EXPR" or len(rhs.children) != 2:
+        return None
+    a = _strip(rhs.children[0])
+    if a.kind != "DECL_REF_EXPR" or a.ref is None or not any(x.node is a.ref for x in em.model.shared):
+        return None
+    ix = _strip(rhs.children[1])
+    if _is_lane(an, ix):
+        return var, a.ref, rhs, ix, None, st
+    if ix.kind == "BINARY_OPERATOR" and ix.op == "+" and len(ix.children) == 2:
+        for l, o in (ix.children, ix.children[::-1]):
+            c = _strip(o)
+            dfn = an.definition(c.ref) if c.kind == "DECL_REF_EXPR" and c.ref is not None else None
+            if _is_lane(an, l) and (_count_32(o, -(-pl.block // 32), pl.block) or
+                                    (dfn is not None and _count_32(dfn, 0, pl.block))):
+                return var, a.ref, rhs, _strip(l), o, st
+    return None
+
+
+def _tree_ops(em, pl, loop, vars_):
+    """{id(var): 'min' | 'max'} when `loop` is `for (c = C / 2; c > 0; c /= 2)` (C a count of 32-lane warps, or
+    already from warpSize) whose body only takes `t = __shfl_down(v, c)` / `__shfl_xor` and keeps
+    `if (t < v) v = t;` (min) or `if (t > v) v = t;` (max) per var; the count becomes the subgroup size."""
+    an = em.an
+    init, cond, inc, body = for_parts(loop)
+    if init is None or cond is None or inc is None or body is None:
+        return None
+    iv = next((c for c in init.walk() if c.kind == "VAR_DECL"), None)
+    if iv is None or _init_of(iv) is None:
+        return None
+    start = _strip(_init_of(iv))
+    if _uses_warp_size(an, start):
+        count = None
+    elif start.kind == "BINARY_OPERATOR" and start.op == "/" and int_value(start.children[1]) == 2:
+        count = start.children[0]
+        cs = _strip(count)
+        dfn = an.definition(cs.ref) if cs.kind == "DECL_REF_EXPR" and cs.ref is not None else None
+        if not (_count_32(count, -(-pl.block // 32), pl.block) or (dfn is not None and _count_32(dfn, 0, pl.block))):
+            return None
+    else:
+        return None
+    c = _strip(cond)
+    if not (c.kind == "BINARY_OPERATOR" and c.op == ">" and _refers(c.children[0], iv) and
+            int_value(c.children[1]) == 0):
+        return None
+    i = _strip(inc)
+    if not ((i.kind == "COMPOUND_ASSIGNMENT_OPERATOR" and i.op in ("/=", ">>=") and _refers(i.children[0], iv) and
+             int_value(i.children[1]) == {"/=": 2, ">>=": 1}[i.op])):
+        return None
+    shfl_of = {}            # id(local) -> var it holds a shuffled copy of
+    for n in body.walk():
+        if n.kind == "CALL_EXPR" and n.callee.startswith("__shfl"):
+            args = n.children[2:] if n.callee.endswith("_sync") else n.children[1:]
+            if not (n.callee.startswith("__shfl_down") or n.callee.startswith("__shfl_xor")) or len(args) < 2 or \
+                    not _refers(args[1], iv) or (len(args) > 2 and not args[2].is_warp_size()):
+                return None
+            src = next((v for v in vars_ if _refers(args[0], v)), None)
+            cur, p = _up(n)
+            if src is None or p is None:
+                return None
+            if p.kind == "VAR_DECL":
+                shfl_of[id(p)] = src
+            elif p.kind == "BINARY_OPERATOR" and p.op == "=" and cur is p.children[1] and \
+                    _strip(p.children[0]).kind == "DECL_REF_EXPR":
+                shfl_of[id(_strip(p.children[0]).ref)] = src
+            else:
+                return None
+    ops = {}
+    for n in body.walk():
+        if n.kind in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR", "UNARY_OPERATOR") and \
+                n.op in ("=", "+=", "-=", "*=", "/=", "|=", "&=", "^=", "<<=", ">>=", "++", "--"):
+            tgt = _strip(n.children[0])
+            v = next((x for x in vars_ if tgt.kind == "DECL_REF_EXPR" and tgt.ref is x), None)
+            if v is None:
+                if tgt.kind == "DECL_REF_EXPR" and id(tgt.ref) in shfl_of and n.op == "=":
+                    continue            # `t0 = __shfl_down_sync(...)`
+                return None
+            r = _strip(n.children[1]) if n.op == "=" else None
+            if r is None or r.kind != "DECL_REF_EXPR" or shfl_of.get(id(r.ref)) is not v:
+                return None
+            ifs = n.parent
+            while ifs is not None and ifs.kind in ("COMPOUND_STMT",) and len(ifs.children) == 1:
+                ifs = ifs.parent
+            if ifs is None or ifs.kind != "IF_STMT" or len(ifs.children) != 2:
+                return None
+            ic = _strip(ifs.children[0])
+            if ic.kind != "BINARY_OPERATOR" or ic.op not in ("<", ">"):
+                return None
+            a, b = ic.children
+            if _refers(a, r.ref) and _refers(b, v):
+                op = "min" if ic.op == "<" else "max"
+            elif _refers(a, v) and _refers(b, r.ref):
+                op = "max" if ic.op == "<" else "min"
+            else:
+                return None
+            if ops.setdefault(id(v), op) != op:
+                return None
+    if set(ops) != {id(v) for v in vars_}:
+        return None
+    if count is not None:
+        for m in _chain(count):
+            pl.subst[id(m)] = ("ws",)
+    return ops
+
+
+def _under_lane0(an, n, stop) -> bool:
+    cur, p = n, n.parent
+    while p is not None and p is not stop:
+        if p.kind == "IF_STMT" and len(p.children) >= 2 and cur is p.children[1]:
+            c = _strip(p.children[0])
+            if c.kind == "BINARY_OPERATOR" and c.op == "==" and len(c.children) == 2 and \
+                    any(_is_lane(an, x) and int_value(y) == 0 for x, y in (c.children, c.children[::-1])):
+                return True
+        cur, p = p, p.parent
+    return False
 
 
 def _init_of(var):
@@ -976,6 +1164,13 @@ def _substitute(em, pl, n):
         return em.conv(em.t.warp_size(em), I32)
     if what[0] == "slot":
         return E(str(what[1]), I32)
+    if what[0] == "lane_mod":     # every lane reads a real total (min / max may see one twice)
+        pl.busy = True
+        try:
+            lane = em.conv(em.x(n), I32)
+        finally:
+            pl.busy = False
+        return E(f"({lane.paren(5)} % {_total_warps(em)})", I32)
     if what[0] == "last":
         from porter.translate.kernel.ctype import U32
         return E(f"({em.conv(em.t.warp_size(em), U32).text} - 1u)", U32)
@@ -1056,6 +1251,8 @@ def fold_lines(em, stmt) -> list[str]:
     """After `v = lane < NW ? part[lane] : init;`: fold the slots lane + warpSize, lane + 2 * warpSize, ...
     into v, so one subgroup narrower than the warp count still combines every warp's value."""
     pl = getattr(em, "warp_plan", None)
+    if pl is not None and id(stmt) in pl.mm_folds:
+        return _minmax_fold_lines(em, pl, *pl.mm_folds[id(stmt)])
     f = pl.folds.get(id(stmt)) if pl is not None else None
     if f is None:
         return []
@@ -1078,6 +1275,27 @@ def fold_lines(em, stmt) -> list[str]:
     return [f"// more warps than subgroup lanes: lane l first folds in slots l + k * subgroup size (cuport)",
             f"for (int {w} = {lane.paren(5)} + {ws.paren(5)}; {cond}; {w} += {ws.paren(15)}) {{",
             f"    {step}", "}"]
+
+
+def _minmax_fold_lines(em, pl, lane_node, reads) -> list[str]:
+    """After the reads of a one-warp min / max tree: fold the slots lane + k * subgroup size into each var, with
+    the comparison the tree uses (`if (s < v) v = s;`)."""
+    w = em.tmp("w")
+    ws = em.conv(em.t.warp_size(em), I32)
+    pl.busy = True          # the lane itself, not the `lane % nwarps` its reads get
+    try:
+        lane = em.conv(em.x(lane_node), I32)
+    finally:
+        pl.busy = False
+    body = []
+    for v, arr, off, op in reads:
+        slot = f"{w} + {pl.subst[id(off)][1]}" if off is not None else w
+        cmp = "<" if op == "min" else ">"
+        body.append(f"    if ({em.name_of(arr)}[{slot}] {cmp} {em.name_of(v)}) {{ {em.name_of(v)} = "
+                    f"{em.name_of(arr)}[{slot}]; }}")
+    return ["// more warps than subgroup lanes: lane l first folds in slots l + k * subgroup size (cuport)",
+            f"for (int {w} = {lane.paren(5)} + {ws.paren(5)}; {w} < {_total_warps(em)}; {w} += {ws.paren(15)}) {{",
+            *body, "}"]
 
 
 # ---------------------------------------------------------------------- HIP (wave64)
