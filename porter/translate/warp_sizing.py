@@ -8,7 +8,11 @@ warps of 32 must follow too, or the kernel is refused (CP104, at the array or lo
   over those slots becomes the real count `(blockDim.x + warpSize - 1) / warpSize`;
 - a single-subgroup stage that reads one slot per lane (`v = lane < NW ? part[lane] : 0; v = warp_sum(v)`)
   first folds the slots beyond the subgroup into each lane's value (strided loop) when the combining operation
-  is a recognisable sum / min / max; anything else that reads or writes the slots is refused.
+  is a recognisable sum / min / max; anything else that reads or writes the slots is refused;
+- a one-warp inclusive scan of the warp totals (`if (warp == 0) { v = part[lane]; shfl_up scan; part[lane] = v; }`,
+  marchingCubes) runs over chunks of subgroup-size totals with a carry (chunk_block), and a one-warp min / max
+  tree over them (`v = part[lane]; shfl_down tree from NW / 2`) reads `part[lane % nwarps]` and folds the rest;
+- a second run of slots at CUDA's warp count (`part[warp + NW]`) starts after the narrowest subgroup's count.
 The emitter calls plan() once per kernel, resized() for each shared array, count() in x(), and fold_lines()
 after each statement."""
 from __future__ import annotations
@@ -1198,7 +1202,7 @@ def chunk_block(em, compound) -> bool:
         t = em.decl_type(v)
         c = em.tmp("carry")
         carries.append((v, c, t))
-        em.emit(f"{em.t.type_name(t, em)} {c} = {em.conv(E_zero(), t).text};")
+        em.emit(f"{em.t.type_name(t, em)} {c} = {em.conv(_zero(), t).text};")
     em.emit(f"// more warps than subgroup lanes: the warp totals are scanned in chunks of the subgroup size (cuport)")
     em.emit(f"for (int {ch.base} = 0; {ch.base} < {_total_warps(em)}; {ch.base} += {ws.paren(15)}) {{")
     em.indent += 1
@@ -1215,7 +1219,7 @@ def chunk_block(em, compound) -> bool:
     return True
 
 
-def E_zero():
+def _zero():
     from porter.translate.kernel.target import E
     return E("0", I32)
 
