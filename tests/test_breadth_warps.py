@@ -112,8 +112,9 @@ void host(const float *a, float *b) { twice<<<4, 256>>>(a, b); }
     assert "CP104" in res.failed_kernels["twice"]
 
 
-def test_marching_cubes_style_scan_stage_stays_refused():
-    # a prefix sum over the warps' slots (marchingCubes compactLv1) is not a sum / min / max: refused
+def test_marching_cubes_style_scan_stage_is_chunked():
+    # a prefix sum over the warps' slots (marchingCubes compactLv1): run over chunks of subgroup-size totals
+    # (tests/test_breadth_scans.py has the fixture run and the refusals)
     src = """
 __global__ void scan(const unsigned *in, unsigned *out) {
   __shared__ unsigned sums[32];
@@ -135,7 +136,9 @@ void host(const unsigned *a, unsigned *b) { scan<<<4, 256>>>(a, b); }
 """
     for target in ("glsl", "opencl"):
         res = translate_file("scan.cu", target, text=src, validate=False)
-        assert "CP104" in res.failed_kernels.get("scan", ""), (target, res.failed_kernels)
+        assert "scan" not in res.failed_kernels, (target, res.failed_kernels)
+        man = res.manifests["scan"]
+        assert [a.get("second_stage") for a in man["per_warp_arrays"]] == ["chunked scan"]
 
 
 def test_same_named_shared_arrays_of_two_device_functions_stay_two_arrays():

@@ -8,7 +8,11 @@ warps of 32 must follow too, or the kernel is refused (CP104, at the array or lo
   over those slots becomes the real count `(blockDim.x + warpSize - 1) / warpSize`;
 - a single-subgroup stage that reads one slot per lane (`v = lane < NW ? part[lane] : 0; v = warp_sum(v)`)
   first folds the slots beyond the subgroup into each lane's value (strided loop) when the combining operation
-  is a recognisable sum / min / max; anything else that reads or writes the slots is refused.
+  is a recognisable sum / min / max; anything else that reads or writes the slots is refused;
+- a one-warp inclusive scan of the warp totals (`if (warp == 0) { v = part[lane]; shfl_up scan; part[lane] = v; }`,
+  marchingCubes) runs over chunks of subgroup-size totals with a carry (chunk_block), and a one-warp min / max
+  tree over them (`v = part[lane]; shfl_down tree from NW / 2`) reads `part[lane % nwarps]` and folds the rest;
+- a second run of slots at CUDA's warp count (`part[warp + NW]`) starts after the narrowest subgroup's count.
 The emitter calls plan() once per kernel, resized() for each shared array, count() in x(), and fold_lines()
 after each statement."""
 from __future__ import annotations
@@ -40,6 +44,18 @@ class Fold:
 
 
 @dataclass
+class Chunk:
+    """`if (warp == 0) { T v = part[lane]; for (c = 1; c < NW; c *= 2) {shfl_up scan of v}; part[lane] = v; }`:
+    an inclusive scan of the warp totals by one warp, which holds them all only while there are no more warps
+    than lanes. The target runs it over chunks of subgroup-size totals with a carry (see chunk_block)."""
+    block: object                 # the compound statement
+    reads: list                   # (VAR_DECL v, array decl, subscript node, lane index node)
+    loop: object                  # the scan loop
+    writes: list                  # (statement, array decl, subscript node, lane index node)
+    base: str = ""                # the chunk loop variable, set while emitting
+
+
+@dataclass
 class Plan:
     min_warp: int
     block: int
@@ -51,6 +67,11 @@ class Plan:
     taken: list = field(default_factory=list)     # counts replaced and lane reads folded (their CP104 rows)
     extern_slots: dict = field(default_factory=dict)  # id(decl) -> elements a dynamic per-warp array needs
     guards: dict = field(default_factory=dict)    # id(`tid < NW` node) -> (tid node, lane node)
+    chunks: dict = field(default_factory=dict)    # id(compound) -> Chunk: a one-warp scan of the warp totals
+    chunk_accs: dict = field(default_factory=dict)  # id(subscript) -> Chunk: its reads and writes `part[lane]`
+    subst: dict = field(default_factory=dict)     # id(node) -> ("lane", Chunk) | ("ws",) | ("slot", int) | ...
+    mm_folds: dict = field(default_factory=dict)  # id(last read statement) -> [(var, array, offset, op)]
+    busy: bool = False
 
 
 def _strip(n):
@@ -70,6 +91,17 @@ def _decompose(an, idx):
                 return s, k
     s, k = _scaled(n)
     return (s, k) if k is not None else (n, 1)
+
+
+def _rest(an, idx):
+    """`rest` when `idx` is `slot * K + rest` as _decompose splits it; else None."""
+    n = _strip(idx)
+    if n.kind == "BINARY_OPERATOR" and n.op == "+" and len(n.children) == 2:
+        for a, b in (n.children, n.children[::-1]):
+            s, k = _scaled(a)
+            if k is not None and _is_slot(an, s):
+                return b
+    return None
 
 
 def _scaled(n):
@@ -280,7 +312,23 @@ def _refuse(em, node, s, why, fold=False):
 def _per_warp(em, pl, s, d, size, parts, stride):
     an = em.an
     fold_reads = []
+    chunked = False
     for acc, ix, (slot, k) in parts:
+        if id(acc) not in pl.chunk_accs and _is_lane(an, slot) and stride == 1 and int_value(ix) is None:
+            _plan_chunk(em, pl, acc)
+            if id(acc) not in pl.chunk_accs:
+                _plan_minmax(em, pl, acc)
+        if id(acc) in pl.chunk_accs and isinstance(pl.chunk_accs[id(acc)], Chunk):
+            chunked = True
+    consts, packed = [], []
+    for acc, ix, (slot, k) in parts:
+        if id(acc) in pl.chunk_accs:
+            continue
+        if chunked and int_value(ix) is not None and _scratch(pl, parts, acc, int_value(ix)):
+            consts.append(ix)      # `sums[31]`: a scratch slot, moved past our warp slots below
+            continue
+        if _warp_minus(an, acc, slot):
+            continue
         if k != stride and int_value(ix) is None:
             _refuse(em, acc, s, f"`{_short(acc)}` strides it by {k}, the warp id by {stride}")
         if int_value(ix) is not None:
@@ -288,6 +336,18 @@ def _per_warp(em, pl, s, d, size, parts, stride):
                 _refuse(em, acc, s, f"`{_short(acc)}` names the slot of one warp by number")
             continue
         kind = warp_index_kind(an, slot)
+        rest = _rest(an, ix) if stride == 1 else None
+        if rest is not None:
+            # `part[wid + NW]`: a second run of slots after CUDA's warp count (min and max packed in one
+            # array): with more warps it must start after all of them
+            c = _strip(rest)
+            dfn = an.definition(c.ref) if c.kind == "DECL_REF_EXPR" and c.ref is not None else None
+            if kind is None or kind[0] != "warp" or not (_count_32(rest, -(-pl.block // 32), pl.block) or
+                                                         (dfn is not None and _count_32(dfn, 0, pl.block))):
+                _refuse(em, acc, s, f"`{_short(acc)}` offsets the slot by `{_short(rest)}`, which cuport does not "
+                                    f"re-size for more warps (a second run of slots after the warp count)")
+            packed.append(rest)
+            continue
         if kind is not None and kind[0] == "warp":
             continue
         ref = slot.ref if slot.kind == "DECL_REF_EXPR" else None
@@ -319,15 +379,451 @@ def _per_warp(em, pl, s, d, size, parts, stride):
     pl.handled.append(s.node)
     warps = -(-pl.block // pl.min_warp)
     new = max(size, stride * warps)
+    packed += [r for acc, _ix, _d in parts for r in [pl.chunk_accs.get(id(acc))]
+               if isinstance(r, tuple) and r[0] == "minmax" and r[1] is not None for r in [r[1]]]
+    if packed:
+        for r in packed:
+            for m in _chain(r):
+                pl.subst[id(m)] = ("slot", warps)
+        new = max(new, 2 * warps)
+        if 2 * warps > size and size < 2 * -(-pl.block // 32):
+            _refuse(em, packed[0], s, f"it holds {size} slots, fewer than two runs of the block's warps")
+    if chunked:
+        # the chunks of one scan reach the next multiple of the subgroup size; scratch slots come after
+        slots = max(-(-(-(-pl.block // w)) // w) * w for w in _sizes(pl.min_warp))
+        low = min([int_value(ix) for ix in consts] + [-(-pl.block // 32)])
+        new = max(new, slots + size - low)
+        for ix in consts:
+            pl.subst[id(ix)] = ("slot", slots + int_value(ix) - low)
     if new != size:
         pl.arrays.setdefault(id(s.node), {})[d] = new
         pl.report.append({"array": s.name, "dimension": d, "cuda_size": size, "size": new,
                           "indexed_by": "warp id", "min_subgroup_size": pl.min_warp,
-                          "max_block_threads": pl.block})
+                          "max_block_threads": pl.block, **({"second_stage": "chunked scan"} if chunked else {})})
     if fold_reads and warps > pl.min_warp:
         for acc, slot, first in fold_reads:
             _plan_fold(em, pl, s, acc, slot, stride, first)
     pl.taken.extend(acc for acc, _slot, _first in fold_reads)     # folded, or no more warps than lanes
+
+
+def _scratch(pl, parts, acc, c) -> bool:
+    """Slot `c` named by number is scratch, not a warp's: past CUDA's warp slots, or (`sums[31]` with 32
+    warps) first reached by a plain store after the chunked scan, outside any loop, so no read sees a warp's
+    total there."""
+    if c >= -(-pl.block // 32):
+        return True
+    same = sorted((a for a, ix, _d in parts if int_value(ix) == c), key=lambda a: a.start)
+    first = same[0]
+    ends = [ch.block.end for ch in pl.chunks.values()]
+    if not ends or first.start < max(ends):
+        return False
+    cur, p = first, first.parent
+    while p is not None and p.kind in ("PAREN_EXPR", "UNEXPOSED_EXPR"):
+        cur, p = p, p.parent
+    if p is None or p.kind != "BINARY_OPERATOR" or p.op != "=" or cur is not p.children[0]:
+        return False
+    while p is not None and p.kind not in ("FUNCTION_DECL", "FUNCTION_TEMPLATE"):
+        if p.kind in ("FOR_STMT", "WHILE_STMT", "DO_STMT"):
+            return False
+        p = p.parent
+    return True
+
+
+def _sizes(mw):
+    """The subgroup sizes a target may run, from its narrowest up to MAX_WARP (powers of two)."""
+    w = mw
+    while w <= MAX_WARP:
+        yield w
+        w *= 2
+
+
+def _warp_minus(an, acc, slot) -> bool:
+    """`part[w - 1]` with w a warp id, under `if (w != 0)` / `if (w > 0)`: a slot of an existing warp."""
+    n = _strip(slot)
+    if n.kind != "BINARY_OPERATOR" or n.op != "-" or len(n.children) != 2 or int_value(n.children[1]) != 1:
+        return False
+    w = _strip(n.children[0])
+    k = warp_index_kind(an, w)
+    if k is None or k[0] != "warp":
+        return False
+    cur, p = acc, acc.parent
+    while p is not None and p.kind not in ("FUNCTION_DECL", "FUNCTION_TEMPLATE"):
+        if p.kind == "IF_STMT" and len(p.children) >= 2 and cur is p.children[1]:
+            c = _strip(p.children[0])
+            if c.kind == "BINARY_OPERATOR" and len(c.children) == 2 and _same(an, c.children[0], w) and \
+                    ((c.op in ("!=", ">") and int_value(c.children[1]) == 0) or
+                     (c.op == ">=" and int_value(c.children[1]) == 1)):
+                return True
+        cur, p = p, p.parent
+    return False
+
+
+def _is_warp0(an, cond) -> bool:
+    c = _strip(cond)
+    if c.kind != "BINARY_OPERATOR" or c.op != "==" or len(c.children) != 2:
+        return False
+    for a, b in (c.children, c.children[::-1]):
+        k = warp_index_kind(an, _strip(a))
+        if k is not None and k[0] == "warp" and int_value(b) == 0:
+            return True
+    return False
+
+
+def _lane_subscript(an, n):
+    """(array decl, subscript, index) when `n` is `part[lane]` for a shared array."""
+    n = _strip(n)
+    if n.kind != "ARRAY_SUBSCRIPT_EXPR" or len(n.children) != 2:
+        return None
+    a = _strip(n.children[0])
+    if a.kind != "DECL_REF_EXPR" or a.ref is None or not _is_lane(an, n.children[1]):
+        return None
+    return a.ref, n, n.children[1]
+
+
+def _plan_chunk(em, pl, acc):
+    """Recognise the one-warp scan of the warp totals around the lane read `acc` (see Chunk); record it, or
+    leave `acc` to the refusals."""
+    an = em.an
+    stmt, var = _assigned(acc)
+    if stmt is None or stmt.kind != "DECL_STMT" or _strip(_init_of(var)) is not _strip(acc):
+        return
+    block = stmt.parent
+    ifs = block.parent
+    if ifs is None or ifs.kind != "IF_STMT" or len(ifs.children) != 2 or ifs.children[1] is not block or \
+            not _is_warp0(an, ifs.children[0]) or id(block) in pl.chunks:
+        return
+    reads, loop, writes = [], None, []
+    for st in block.children:
+        if loop is None and st.kind == "DECL_STMT":
+            ds = [c for c in st.children if c.kind == "VAR_DECL"]
+            hit = [_lane_subscript(an, _init_of(d)) if _init_of(d) is not None else None for d in ds]
+            if not ds or None in hit:
+                return
+            reads += [(d, h[0], h[1], h[2]) for d, h in zip(ds, hit)]
+        elif loop is None and _unwrap_stmt(st).kind == "FOR_STMT" and reads:
+            loop = _unwrap_stmt(st)     # `#pragma unroll` wraps it
+        elif loop is not None and st.kind == "BINARY_OPERATOR" and st.op == "=":
+            h = _lane_subscript(an, st.children[0])
+            r = _strip(st.children[1])
+            v = next((x for x in reads if r.kind == "DECL_REF_EXPR" and r.ref is x[0]), None)
+            if h is None or v is None or h[0] is not v[1]:
+                return
+            writes.append((st, h[0], h[1], h[2]))
+        else:
+            return
+    if loop is None or len(writes) != len(reads):
+        return
+    if any(em.decl_type(r[0]).unqualified().kind != "scalar" or em.decl_type(r[0]).unqualified().bits != 32
+           for r in reads):
+        return
+    count = _scan_count(em, pl, loop, [r[0] for r in reads])
+    if count is None:
+        return
+    ch = Chunk(block, reads, loop, writes)
+    pl.chunks[id(block)] = ch
+    pl.subst[id(count)] = ("ws",)
+    for _v, _a, sub, ix in reads + [w for w in writes]:
+        pl.chunk_accs[id(sub)] = ch
+        for n in _chain(ix):
+            pl.subst[id(n)] = ("lane", ch)
+        pl.taken.append(sub)
+    _last_lane_writers(em, pl, [r[1] for r in reads])
+
+
+def _chain(n):
+    """`n` and the nodes under it down to its stripped form (an emitter may be handed any of them)."""
+    out = [n]
+    while n.kind in ("PAREN_EXPR", "UNEXPOSED_EXPR") and n.children:
+        n = n.children[-1]
+        out.append(n)
+    return out
+
+
+def _last_lane_writers(em, pl, arrays):
+    """`if (lane == 31) part[warp] = v;`: the warp's total sits in the last lane of a subgroup's scan, so
+    31 becomes the subgroup size - 1 (only for the arrays of a chunked scan, whose writers are these)."""
+    an = em.an
+    for f in em._reachable(em.fn).values():
+        if f.body is None:
+            continue
+        for n in f.body.walk():
+            if n.kind != "IF_STMT" or len(n.children) < 2:
+                continue
+            c = _strip(n.children[0])
+            if c.kind != "BINARY_OPERATOR" or c.op != "==" or len(c.children) != 2:
+                continue
+            a, b = c.children
+            if not (_is_lane(an, a) and int_value(b) == 31):
+                continue
+            writes = [x for x in n.children[1].walk() if x.kind == "ARRAY_SUBSCRIPT_EXPR" and
+                      _strip(x.children[0]).kind == "DECL_REF_EXPR" and _strip(x.children[0]).ref in arrays]
+            if writes:
+                for m in _chain(b):
+                    pl.subst[id(m)] = ("last",)
+
+
+def _unwrap_stmt(st):
+    kids = [c for c in st.children if not c.kind.endswith("_ATTR")] if st.kind == "UNEXPOSED_STMT" else None
+    return kids[0] if kids is not None and len(kids) == 1 else st
+
+
+def _plan_minmax(em, pl, acc):
+    """`if (warp == 0) { a = part[lane]; b = part[lane + NW]; for (c = NW / 2; c > 0; c /= 2) { t = shfl_down(a, c);
+    if (t < a) a = t; ... } ... }` (marchingCubes computeMinMaxLv1): a min / max tree over the warp totals by one
+    warp, which holds them all only while there are no more warps than lanes. Min and max may see a total twice,
+    so the target reads `part[lane % nwarps]` (every lane a real total), folds the slots lane + k * subgroup size
+    in, and runs the tree over the whole subgroup. Only lane 0's result is exact: the vars must not be read
+    elsewhere after the tree (lane 0 only) or after the `if`. Records it, or leaves `acc` to the refusals."""
+    an = em.an
+    st, var = _assigned(acc)
+    if st is None:
+        return
+    block = st.parent
+    ifs = block.parent
+    if ifs is None or ifs.kind != "IF_STMT" or len(ifs.children) != 2 or ifs.children[1] is not block or \
+            not _is_warp0(an, ifs.children[0]):
+        return
+    reads, loop = [], None
+    kids = block.children
+    i = 0
+    while i < len(kids):
+        k = kids[i]
+        r = _minmax_read(em, pl, k)
+        if r is None:
+            break
+        reads.append(r)
+        i += 1
+    if not reads or i >= len(kids) or _unwrap_stmt(kids[i]).kind != "FOR_STMT":
+        return
+    loop = _unwrap_stmt(kids[i])
+    if len({id(r[0]) for r in reads}) != len(reads) or any(r[0] is None for r in reads):
+        return
+    ops = _tree_ops(em, pl, loop, [r[0] for r in reads])
+    if ops is None:
+        return
+    # after the tree only lane 0 is exact: later uses under `if (lane == 0)` in this block, none past the `if`
+    for v, *_ in reads:
+        for ref in em.model.refs_to(v):
+            if ref.start < loop.end:
+                continue
+            if ref.start >= ifs.end or not _under_lane0(an, ref, block):
+                return
+    p = ifs.parent
+    while p is not None and p.kind not in ("FUNCTION_DECL", "FUNCTION_TEMPLATE"):
+        if p.kind in ("FOR_STMT", "WHILE_STMT", "DO_STMT"):
+            return              # a later iteration could read the vars of other lanes
+        p = p.parent
+    for v, arr, sub, lane, off, stmt in reads:
+        pl.chunk_accs[id(sub)] = ("minmax", off)
+        for n in _chain(lane):
+            pl.subst[id(n)] = ("lane_mod",)
+        pl.taken.append(sub)
+    pl.mm_folds[id(reads[-1][5])] = (reads[0][3], [(v, arr, off, ops[id(v)]) for v, arr, sub, _l, off, _s in reads])
+
+
+def _minmax_read(em, pl, st):
+    """(var, array, subscript, lane node, offset node or None, statement) for `v = part[lane];` /
+    `v = part[lane + NW];` with v a local, part a shared 1-D array."""
+    an = em.an
+    if st.kind == "BINARY_OPERATOR" and st.op == "=":
+        lhs = _strip(st.children[0])
+        var = lhs.ref if lhs.kind == "DECL_REF_EXPR" and lhs.ref is not None and _local(lhs.ref) else None
+        rhs = _strip(st.children[1])
+    elif st.kind == "DECL_STMT" and len([c for c in st.children if c.kind == "VAR_DECL"]) == 1:
+        var = next(c for c in st.children if c.kind == "VAR_DECL")
+        rhs = _strip(_init_of(var)) if _init_of(var) is not None else None
+    else:
+        return None
+    if var is None or rhs is None or rhs.kind != "ARRAY_SUBSCRIPT_EXPR" or len(rhs.children) != 2:
+        return None
+    a = _strip(rhs.children[0])
+    if a.kind != "DECL_REF_EXPR" or a.ref is None or not any(x.node is a.ref for x in em.model.shared):
+        return None
+    ix = _strip(rhs.children[1])
+    if _is_lane(an, ix):
+        return var, a.ref, rhs, ix, None, st
+    if ix.kind == "BINARY_OPERATOR" and ix.op == "+" and len(ix.children) == 2:
+        for l, o in (ix.children, ix.children[::-1]):
+            c = _strip(o)
+            dfn = an.definition(c.ref) if c.kind == "DECL_REF_EXPR" and c.ref is not None else None
+            if _is_lane(an, l) and (_count_32(o, -(-pl.block // 32), pl.block) or
+                                    (dfn is not None and _count_32(dfn, 0, pl.block))):
+                return var, a.ref, rhs, _strip(l), o, st
+    return None
+
+
+def _tree_ops(em, pl, loop, vars_):
+    """{id(var): 'min' | 'max'} when `loop` is `for (c = C / 2; c > 0; c /= 2)` (C a count of 32-lane warps, or
+    already from warpSize) whose body only takes `t = __shfl_down(v, c)` / `__shfl_xor` and keeps
+    `if (t < v) v = t;` (min) or `if (t > v) v = t;` (max) per var; the count becomes the subgroup size."""
+    an = em.an
+    init, cond, inc, body = for_parts(loop)
+    if init is None or cond is None or inc is None or body is None:
+        return None
+    iv = next((c for c in init.walk() if c.kind == "VAR_DECL"), None)
+    if iv is None or _init_of(iv) is None:
+        return None
+    start = _strip(_init_of(iv))
+    if _uses_warp_size(an, start):
+        count = None
+    elif start.kind == "BINARY_OPERATOR" and start.op == "/" and int_value(start.children[1]) == 2:
+        count = start.children[0]
+        cs = _strip(count)
+        dfn = an.definition(cs.ref) if cs.kind == "DECL_REF_EXPR" and cs.ref is not None else None
+        if not (_count_32(count, -(-pl.block // 32), pl.block) or (dfn is not None and _count_32(dfn, 0, pl.block))):
+            return None
+    else:
+        return None
+    c = _strip(cond)
+    if not (c.kind == "BINARY_OPERATOR" and c.op == ">" and _refers(c.children[0], iv) and
+            int_value(c.children[1]) == 0):
+        return None
+    i = _strip(inc)
+    if not ((i.kind == "COMPOUND_ASSIGNMENT_OPERATOR" and i.op in ("/=", ">>=") and _refers(i.children[0], iv) and
+             int_value(i.children[1]) == {"/=": 2, ">>=": 1}[i.op])):
+        return None
+    shfl_of = {}            # id(local) -> var it holds a shuffled copy of
+    for n in body.walk():
+        if n.kind == "CALL_EXPR" and n.callee.startswith("__shfl"):
+            args = n.children[2:] if n.callee.endswith("_sync") else n.children[1:]
+            if not (n.callee.startswith("__shfl_down") or n.callee.startswith("__shfl_xor")) or len(args) < 2 or \
+                    not _refers(args[1], iv) or (len(args) > 2 and not args[2].is_warp_size()):
+                return None
+            src = next((v for v in vars_ if _refers(args[0], v)), None)
+            cur, p = _up(n)
+            if src is None or p is None:
+                return None
+            if p.kind == "VAR_DECL":
+                shfl_of[id(p)] = src
+            elif p.kind == "BINARY_OPERATOR" and p.op == "=" and cur is p.children[1] and \
+                    _strip(p.children[0]).kind == "DECL_REF_EXPR":
+                shfl_of[id(_strip(p.children[0]).ref)] = src
+            else:
+                return None
+    ops = {}
+    for n in body.walk():
+        if n.kind in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR", "UNARY_OPERATOR") and \
+                n.op in ("=", "+=", "-=", "*=", "/=", "|=", "&=", "^=", "<<=", ">>=", "++", "--"):
+            tgt = _strip(n.children[0])
+            v = next((x for x in vars_ if tgt.kind == "DECL_REF_EXPR" and tgt.ref is x), None)
+            if v is None:
+                if tgt.kind == "DECL_REF_EXPR" and id(tgt.ref) in shfl_of and n.op == "=":
+                    continue            # `t0 = __shfl_down_sync(...)`
+                return None
+            r = _strip(n.children[1]) if n.op == "=" else None
+            if r is None or r.kind != "DECL_REF_EXPR" or shfl_of.get(id(r.ref)) is not v:
+                return None
+            ifs = n.parent
+            while ifs is not None and ifs.kind in ("COMPOUND_STMT",) and len(ifs.children) == 1:
+                ifs = ifs.parent
+            if ifs is None or ifs.kind != "IF_STMT" or len(ifs.children) != 2:
+                return None
+            ic = _strip(ifs.children[0])
+            if ic.kind != "BINARY_OPERATOR" or ic.op not in ("<", ">"):
+                return None
+            a, b = ic.children
+            if _refers(a, r.ref) and _refers(b, v):
+                op = "min" if ic.op == "<" else "max"
+            elif _refers(a, v) and _refers(b, r.ref):
+                op = "max" if ic.op == "<" else "min"
+            else:
+                return None
+            if ops.setdefault(id(v), op) != op:
+                return None
+    if set(ops) != {id(v) for v in vars_}:
+        return None
+    if count is not None:
+        for m in _chain(count):
+            pl.subst[id(m)] = ("ws",)
+    return ops
+
+
+def _under_lane0(an, n, stop) -> bool:
+    cur, p = n, n.parent
+    while p is not None and p is not stop:
+        if p.kind == "IF_STMT" and len(p.children) >= 2 and cur is p.children[1]:
+            c = _strip(p.children[0])
+            if c.kind == "BINARY_OPERATOR" and c.op == "==" and len(c.children) == 2 and \
+                    any(_is_lane(an, x) and int_value(y) == 0 for x, y in (c.children, c.children[::-1])):
+                return True
+        cur, p = p, p.parent
+    return False
+
+
+def _init_of(var):
+    exprs = [c for c in var.children if not c.kind.endswith("_ATTR") and c.kind not in ("TYPE_REF", "NAMESPACE_REF")]
+    return exprs[-1] if exprs else None
+
+
+def _scan_count(em, pl, loop, vars_):
+    """The count node C of `for (c = 1; c < C; c *= 2) { t = __shfl_up(v, c); if (lane >= c) v += t; }` when the
+    loop is an inclusive sum scan of every var in `vars_` (each var changed only by `v += shfl_up(v, c)` under
+    `lane >= c`, directly or through a local of the loop); None otherwise."""
+    an = em.an
+    init, cond, inc, body = for_parts(loop)
+    if init is None or cond is None or inc is None or body is None:
+        return None
+    iv = next((c for c in init.walk() if c.kind == "VAR_DECL"), None)
+    if iv is None or _init_value(iv) != 1:
+        return None
+    c = _strip(cond)
+    if c.kind != "BINARY_OPERATOR" or c.op != "<" or not _refers(c.children[0], iv):
+        return None
+    count = c.children[1]
+    cs = _strip(count)
+    d = an.definition(cs.ref) if cs.kind == "DECL_REF_EXPR" and cs.ref is not None else None
+    if not (_uses_warp_size(an, count) or _count_32(count, 32, pl.block) or
+            (d is not None and _count_32(d, 32, pl.block))):
+        return None
+    i = _strip(inc)
+    if not (i.kind == "COMPOUND_ASSIGNMENT_OPERATOR" and i.op == "*=" and int_value(i.children[1]) == 2
+            and _refers(i.children[0], iv)):
+        return None
+    shfl_of = {}       # id(local decl) -> the var its value is shuffled from
+    for n in body.walk():
+        if n.kind == "CALL_EXPR" and n.callee.startswith("__shfl"):
+            args = n.children[2:] if n.callee.endswith("_sync") else n.children[1:]
+            if not n.callee.startswith("__shfl_up") or len(args) < 2 or not _refers(args[1], iv) or \
+                    (len(args) > 2 and not args[2].is_warp_size()):
+                return None
+        if n.kind == "VAR_DECL" and n is not iv:
+            ini = _init_of(n)
+            sc = _strip(ini) if ini is not None else None
+            if sc is not None and sc.kind == "CALL_EXPR" and sc.callee.startswith("__shfl_up"):
+                src = sc.children[2] if sc.callee.endswith("_sync") else sc.children[1]
+                v = next((x for x in vars_ if _refers(src, x)), None)
+                if v is None:
+                    return None
+                shfl_of[id(n)] = v
+    for n in body.walk():
+        if n.kind in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR", "UNARY_OPERATOR") and \
+                n.op in ("=", "+=", "-=", "*=", "/=", "|=", "&=", "^=", "<<=", ">>=", "++", "--"):
+            tgt = _strip(n.children[0])
+            v = next((x for x in vars_ if tgt.kind == "DECL_REF_EXPR" and tgt.ref is x), None)
+            if v is None:
+                if tgt.kind == "DECL_REF_EXPR" and tgt.ref is not None and tgt.ref.start >= body.start:
+                    continue            # a local of the loop
+                return None
+            r = _strip(n.children[1]) if len(n.children) > 1 else None
+            ok = n.op == "+=" and r is not None and r.kind == "DECL_REF_EXPR" and shfl_of.get(id(r.ref)) is v
+            if not ok or not _under_lane_ge(an, n, iv, body):
+                return None
+    if any(not any(id(d) in shfl_of and shfl_of[id(d)] is v for d in (x for x in body.walk()
+                                                                     if x.kind == "VAR_DECL")) for v in vars_):
+        return None
+    return count
+
+
+def _under_lane_ge(an, n, iv, stop) -> bool:
+    cur, p = n, n.parent
+    while p is not None and p is not stop:
+        if p.kind == "IF_STMT" and len(p.children) == 2 and cur is p.children[1]:
+            c = _strip(p.children[0])
+            if c.kind == "BINARY_OPERATOR" and c.op == ">=" and _is_lane(an, c.children[0]) and \
+                    _refers(c.children[1], iv):
+                return True
+        cur, p = p, p.parent
+    return False
 
 
 def _count(em, pl, s, c, slots, where):
@@ -651,6 +1147,8 @@ def count(em, n):
     """The real warp count of the block, as an int expression of the target, for a node `plan` marked."""
     from porter.translate.kernel.target import E
     pl = getattr(em, "warp_plan", None)
+    if pl is not None and id(n) in pl.subst and not pl.busy:
+        return _substitute(em, pl, n)
     if pl is None or id(n) not in pl.counts:
         return None
     if id(n) in pl.guards:
@@ -661,6 +1159,69 @@ def count(em, n):
     bd = em.conv(em.t.thread_builtin("blockDim", "x", em), I32)
     ws = em.conv(em.t.warp_size(em), I32)
     return E(f"(({bd.text} + {ws.text} - 1) / {ws.paren(5)})", I32)
+
+
+def _substitute(em, pl, n):
+    from porter.translate.kernel.target import E
+    what = pl.subst[id(n)]
+    if what[0] == "ws":          # the scan of one chunk spans the subgroup
+        return em.conv(em.t.warp_size(em), I32)
+    if what[0] == "slot":
+        return E(str(what[1]), I32)
+    if what[0] == "lane_mod":     # every lane reads a real total (min / max may see one twice)
+        pl.busy = True
+        try:
+            lane = em.conv(em.x(n), I32)
+        finally:
+            pl.busy = False
+        return E(f"({lane.paren(5)} % {_total_warps(em)})", I32)
+    if what[0] == "last":
+        from porter.translate.kernel.ctype import U32
+        return E(f"({em.conv(em.t.warp_size(em), U32).text} - 1u)", U32)
+    pl.busy = True
+    try:
+        lane = em.conv(em.x(n), I32)
+    finally:
+        pl.busy = False
+    return E(f"({what[1].base} + {lane.paren(5)})", I32)
+
+
+def chunk_block(em, compound) -> bool:
+    """Emit the body of a one-warp scan of the warp totals (Chunk) as a loop over chunks of subgroup-size
+    totals: each chunk is scanned as the source scans its one warp (up to the subgroup size), then gets the
+    running total of the chunks before it (the last lane's value, carried). Lanes past the last warp scan
+    padding slots; an inclusive scan never lets them reach a lower lane. False when `compound` is not one."""
+    pl = getattr(em, "warp_plan", None)
+    ch = pl.chunks.get(id(compound)) if pl is not None else None
+    if ch is None:
+        return False
+    ws = em.conv(em.t.warp_size(em), I32)
+    ch.base = em.tmp("chunk")
+    carries = []
+    for v, _a, _sub, _ix in ch.reads:
+        t = em.decl_type(v)
+        c = em.tmp("carry")
+        carries.append((v, c, t))
+        em.emit(f"{em.t.type_name(t, em)} {c} = {em.conv(_zero(), t).text};")
+    em.emit(f"// more warps than subgroup lanes: the warp totals are scanned in chunks of the subgroup size (cuport)")
+    em.emit(f"for (int {ch.base} = 0; {ch.base} < {_total_warps(em)}; {ch.base} += {ws.paren(15)}) {{")
+    em.indent += 1
+    for st in compound.children:
+        if st is ch.writes[0][0]:
+            for v, c, _t in carries:
+                em.emit(f"{em.name_of(v)} += {c};")
+        em.line_mark(st)
+        em.stmt(st)
+    for v, c, t in carries:
+        em.emit(f"{c} = {em.t.last_lane(em, em.name_of(v), t)};")
+    em.indent -= 1
+    em.emit("}")
+    return True
+
+
+def _zero():
+    from porter.translate.kernel.target import E
+    return E("0", I32)
 
 
 def _lane_text(em, lane, depth=0) -> str:
@@ -694,6 +1255,8 @@ def fold_lines(em, stmt) -> list[str]:
     """After `v = lane < NW ? part[lane] : init;`: fold the slots lane + warpSize, lane + 2 * warpSize, ...
     into v, so one subgroup narrower than the warp count still combines every warp's value."""
     pl = getattr(em, "warp_plan", None)
+    if pl is not None and id(stmt) in pl.mm_folds:
+        return _minmax_fold_lines(em, pl, *pl.mm_folds[id(stmt)])
     f = pl.folds.get(id(stmt)) if pl is not None else None
     if f is None:
         return []
@@ -716,6 +1279,27 @@ def fold_lines(em, stmt) -> list[str]:
     return [f"// more warps than subgroup lanes: lane l first folds in slots l + k * subgroup size (cuport)",
             f"for (int {w} = {lane.paren(5)} + {ws.paren(5)}; {cond}; {w} += {ws.paren(15)}) {{",
             f"    {step}", "}"]
+
+
+def _minmax_fold_lines(em, pl, lane_node, reads) -> list[str]:
+    """After the reads of a one-warp min / max tree: fold the slots lane + k * subgroup size into each var, with
+    the comparison the tree uses (`if (s < v) v = s;`)."""
+    w = em.tmp("w")
+    ws = em.conv(em.t.warp_size(em), I32)
+    pl.busy = True          # the lane itself, not the `lane % nwarps` its reads get
+    try:
+        lane = em.conv(em.x(lane_node), I32)
+    finally:
+        pl.busy = False
+    body = []
+    for v, arr, off, op in reads:
+        slot = f"{w} + {pl.subst[id(off)][1]}" if off is not None else w
+        cmp = "<" if op == "min" else ">"
+        body.append(f"    if ({em.name_of(arr)}[{slot}] {cmp} {em.name_of(v)}) {{ {em.name_of(v)} = "
+                    f"{em.name_of(arr)}[{slot}]; }}")
+    return ["// more warps than subgroup lanes: lane l first folds in slots l + k * subgroup size (cuport)",
+            f"for (int {w} = {lane.paren(5)} + {ws.paren(5)}; {w} < {_total_warps(em)}; {w} += {ws.paren(15)}) {{",
+            *body, "}"]
 
 
 # ---------------------------------------------------------------------- HIP (wave64)

@@ -21,7 +21,7 @@ class ExpressionsMixin:
     def x(self, n, mode: str = "r") -> E:
         if self.hoisted and id(n) in self.hoisted:
             return self.hoisted[id(n)]
-        if self.warp_plan is not None and self.warp_plan.counts:
+        if self.warp_plan is not None and (self.warp_plan.counts or self.warp_plan.subst):
             wc = warp_sizing.count(self, n)   # a warp count written for 32 lanes
             if wc is not None:
                 return wc

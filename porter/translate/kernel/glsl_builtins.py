@@ -32,6 +32,11 @@ class GlslBuiltins:
             em.need("GL_EXT_shader_subgroup_extended_types_" + _EXTENDED_TYPES[t.name])
         return v
 
+    def last_lane(self, em, text: str, t) -> str:
+        """The value `text` (a 32-bit scalar) of the subgroup's last lane, in every lane (a chunked scan's carry)."""
+        em.need("GL_KHR_shader_subgroup_shuffle", subgroup="shuffle")
+        return f"subgroupShuffle({text}, uint({self.subgroup_size(em)}) - 1u)"
+
     # --- subgroup shuffles: CUDA returns the caller's own value where the source lane is out of range ---
     def shuffle(self, em, name, n, args) -> E:
         kind = SHUFFLES[name]

@@ -21,6 +21,15 @@ SPACE = {"global": "__global", "local": "__local", "private": "", "constant": "_
 
 
 class OpenclBuiltins:
+    def last_lane(self, em, text: str, t) -> str:
+        """The value `text` (a 32-bit scalar) of the sub-group's last lane, in every lane (a chunked scan's carry):
+        the caller's own on one-lane warps."""
+        if self.subgroups == "none":
+            self._emulate(em)
+            return text
+        em.need("cl_khr_subgroups")
+        return f"sub_group_broadcast({text}, get_sub_group_size() - 1u)"
+
     def shuffle(self, em, name, n, args) -> E:
         kind = SHUFFLES[name]
         if name.endswith("_sync"):

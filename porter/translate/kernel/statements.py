@@ -17,6 +17,8 @@ class StatementsMixin:
         self.lines.append("    " * self.indent + line if line else "")
 
     def block_children(self, compound):
+        if warp_sizing.chunk_block(self, compound):     # a one-warp scan of the warp totals, run in chunks
+            return
         kids = compound.children
         prev_end = compound.start + 1
         for c in kids:
