@@ -34,7 +34,7 @@ def test_one_warp_scan_of_warp_totals_is_chunked(target):
         assert man["min_subgroup_size"] == 4
         s = res.shaders["scan128"]
         assert "sums[155] = atomicAdd(total[0], testSum);" in s and "testSum + sums[155]" in s
-        assert "if (laneid == (cuport_subgroup_size - 1u))" in s
+        assert "if (laneid == int(cuport_subgroup_size) - 1)" in s    # the lint fix: `laneid == warpSize - 1`
         assert "uint warpSum = sums[(cuport_chunk1 + int(laneid))];" in s
         assert "cuport_carry2 = subgroupShuffle(warpSum, uint(cuport_subgroup_size) - 1u);" in s
     # the second run of packed slots starts after the narrowest subgroup's warp count (256 or 1024), not 32

@@ -6,7 +6,8 @@ Flags warp shuffle code whose lane offsets are derived from a warp of 32 lanes:
   `WARP_SIZE / 2` with `WARP_SIZE` 32), reported at the start value;
 - a scan or butterfly loop that stops at offset 16 (`for (int d = 1; d < 32; d <<= 1)`) or a loop over source
   lanes `i < 32`, reported at the bound;
-- `__shfl_sync(mask, v, 31)`: the last lane of a 32-lane warp;
+- `__shfl_sync(mask, v, 31)`: the last lane of a 32-lane warp; likewise a lane id compared with 31
+  (`if (lane == 31)`, `(tid & 31) != 31`: the lane that writes a warp's scan total), with or without shuffles;
 - an unrolled sequence of shuffles with the constant offsets 16, 8, 4, 2, 1 (xor also 1, 2, 4, 8, 16), reported at
   the first one.
 
@@ -35,7 +36,7 @@ for (int offset = 16; offset > 0; offset /= 2)
 
 ## Fix safety
 Safe: the start value becomes `warpSize / 2`, a bound `32` becomes `warpSize` (`16` in `<=` becomes
-`warpSize / 2`) and source lane `31` becomes `warpSize - 1`, all identical on a 32-lane warp. Only offered when
+`warpSize / 2`) and source lane `31` (or the 31 a lane id is compared with) becomes `warpSize - 1`, all identical on a 32-lane warp. Only offered when
 the offset is the loop variable itself and the replaced text is written in the file (not inside a macro body).
 Unrolled steps get a fix only as exactly five consecutive statements `v += SHFL(v, c)` or `v = fmaxf(v, SHFL(v, c))`
 (one variable, one operator, the same intrinsic `__shfl_down*` / `__shfl_xor*` and mask text, no width, literal
@@ -50,7 +51,7 @@ like an intrinsic (HeCBench dpid's float4 `__shfl_down` with width 32) is read a
 from porter.diagnostics import Edit
 from porter.lint.context import fix, replace
 from porter.analysis.syntax import for_parts
-from porter.lint.helpers import SHUFFLES, function_by_call, int_value, shuffle_operands, spelled
+from porter.lint.helpers import SHUFFLES, function_by_call, int_value, is_lane_id, shuffle_operands, spelled
 
 CODE = "CP103"
 _CMP = {"<", "<=", ">", ">=", "!="}
@@ -298,6 +299,29 @@ def _check_loop(ctx, loop, shuffles):
         return
 
 
+def _last_lane_compares(ctx):
+    """`lane == 31` / `lane != 31` on a lane id: the last lane of a 32-lane warp, the middle of a wave64 and a lane
+    that does not exist on subgroups of 4..16 (a scan's warp total then is never written: wrong, exit 0 before)."""
+    an = None
+    for n in ctx.model.of_kind("BINARY_OPERATOR"):
+        if n.op not in ("==", "!=") or len(n.children) != 2:
+            continue
+        a, b = n.children
+        lit, other = (a, b) if int_value(a) == 31 else (b, a) if int_value(b) == 31 else (None, None)
+        if lit is None:
+            continue
+        fn = ctx.model.function_of(n)
+        if fn is None or not fn.is_device_code:
+            continue
+        an = an or ctx.analysis
+        if not is_lane_id(an, other):
+            continue
+        f = fix(f"Use `warpSize - 1` instead of `{lit.text}`", replace(lit, "warpSize - 1")) if spelled(lit) else None
+        ctx.report(CODE, lit, f"`{n.text}` compares a lane id with 31, the last lane of a 32-lane warp: on a 64-lane "
+                              f"wavefront that is the middle lane and on smaller subgroups no lane; use "
+                              f"`warpSize - 1`", fix=f)
+
+
 def _const_offset(view, an):
     """Constant offset of a shuffle outside loops: delta/laneMask, or `lane ^ c` for __shfl_sync."""
     source, arg, width = view
@@ -316,7 +340,8 @@ def _const_offset(view, an):
 
 
 def check(ctx):
-    # every finding goes through a shuffle call (directly or inside a wrapper function of this file)
+    _last_lane_compares(ctx)
+    # every other finding goes through a shuffle call (directly or inside a wrapper function of this file)
     if not any(c.callee in SHUFFLES for c in ctx.model.of_kind("CALL_EXPR")):
         return
     an = ctx.analysis
