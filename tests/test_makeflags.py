@@ -55,6 +55,10 @@ def test_what_make_would_have_to_run_is_never_guessed(tmp_path):
     assert f.defines == ["KEPT"]                          # neither side of an undecidable condition
     f = _flags(tmp_path, "ifeq ($(shell true),)\nGPU = yes\nendif\nifdef GPU\nCFLAGS += -DG\nendif\n")
     assert f.defines == []                                # GPU set only on an undecided branch: unknown
+    # a variable another makefile may set is unknown, not empty; define ... endef is no assignment
+    f = _flags(tmp_path, "include ../common.mk\nifeq ($(GPU),yes)\nCFLAGS += -DG\nelse\nCFLAGS += -DCPU\nendif\n"
+                         "define RULE\nCFLAGS += -DIN_DEFINE\nendef\nGPU2 = yes\nifeq ($(GPU2),yes)\nCFLAGS += -DG2\nendif\n")
+    assert f.defines == ["G2"]
 
 
 def test_no_makefile_no_flags(tmp_path):

@@ -65,34 +65,44 @@ def _lines(text: str):
         yield buf.strip()
 
 
-def _expand(value: str, env: dict, depth: int = 0) -> str | None:
+class _Env(dict):
+    """Variable values; `undecided` names what cannot be known here (set on an undecidable branch, or from
+    $(shell ...)); with an `include` of another makefile any variable this one does not set is unknown too."""
+
+    def __init__(self):
+        super().__init__()
+        self.undecided: set = set()
+        self.includes = False
+
+    def unknown(self, name: str) -> bool:
+        return name in self.undecided or (self.includes and name not in self)
+
+
+def _expand(value: str, env: _Env, depth: int = 0) -> str | None:
     """$(VAR) of known variables (an unset one is empty, as in make); None when a function ($(shell ...),
-    $(wildcard ...)) or an automatic variable is used: not decidable here."""
+    $(wildcard ...)), an automatic variable or an unknown variable is used: not decidable here."""
     if depth > 8:
         return None
     if re.search(r"\$\([a-z]+\s", value) or re.search(r"\$[@<^*?%]", value):
         return None
-    out = _REF.sub(lambda m: "\0" if env.get(m.group(1)) is None and m.group(1) in _UNDECIDED
+    out = _REF.sub(lambda m: "\0" if env.unknown(m.group(1))
                    else (_expand(env.get(m.group(1), ""), env, depth + 1) or ""), value)
     return None if "\0" in out or "$" in out else out
 
 
-_UNDECIDED: set = set()          # variables whose value could not be decided (set per read)
-
-
-def _condition(line: str, env: dict) -> bool | None:
+def _condition(line: str, env: _Env) -> bool | None:
     m = re.match(r"^(ifn?eq)\s*\((.*)\)\s*$", line)
     if m:
         parts = m.group(2).split(",")
         if len(parts) != 2:
-            return None
+            return None                  # `ifeq "a" "b"`, a comma inside: not decided
         a, b = (_expand(p.strip(), env) for p in parts)
         if a is None or b is None:
             return None
         return (a.strip() == b.strip()) == (m.group(1) == "ifeq")
     m = re.match(r"^(ifn?def)\s+([A-Za-z_][A-Za-z0-9_.]*)\s*$", line)
     if m:
-        if m.group(2) in _UNDECIDED:
+        if env.unknown(m.group(2)):
             return None
         return bool(env.get(m.group(2))) == (m.group(1) == "ifdef")
     return None
@@ -104,9 +114,9 @@ def read_makefile(path: str) -> MakeFlags:
             text = fh.read(MAX_BYTES)
     except OSError:
         return MakeFlags()
-    env: dict = {}
-    _UNDECIDED.clear()
+    env = _Env()
     stack: list = []                 # per open conditional: [taken: True/False/None (undecided), any branch taken]
+    in_define = False
 
     def live() -> bool:
         return all(c[0] is True for c in stack)
@@ -115,6 +125,15 @@ def read_makefile(path: str) -> MakeFlags:
         if not line:
             continue
         head = line.split(None, 1)[0]
+        if in_define:
+            in_define = head != "endef"
+            continue
+        if head == "define" or line.split()[:2] == ["override", "define"]:
+            in_define = True             # a multi-line variable (recipes, canned sequences): not flags
+            continue
+        if head in ("include", "-include", "sinclude"):
+            env.includes = True
+            continue
         if head in ("ifeq", "ifneq", "ifdef", "ifndef") or re.match(r"^ifn?eq\(", line):
             c = _condition(line, env) if live() else False
             stack.append([c, c is True])
@@ -141,14 +160,14 @@ def read_makefile(path: str) -> MakeFlags:
         name, op, value = m.groups()
         if not live():
             if any(c[0] is None for c in stack):
-                _UNDECIDED.add(name)             # set on a branch we cannot decide: its value is unknown
+                env.undecided.add(name)           # set on a branch we cannot decide: its value is unknown
             continue
         if op == "?=" and name in env:
             continue
         if op in (":=", "::="):
             value = _expand(value, env)
             if value is None:
-                _UNDECIDED.add(name)
+                env.undecided.add(name)
                 env.pop(name, None)
                 continue
         env[name] = (env.get(name, "") + " " + value).strip() if op == "+=" else value
