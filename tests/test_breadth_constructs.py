@@ -365,3 +365,32 @@ def test_opencl_device_function_named_like_a_native_builtin_is_renamed(tmp_path)
     assert "float native_divide_fn(float a, float b)" in res.text and "native_divide(" not in \
         res.text.replace("native_divide_fn(", "")
     assert "float my_div(float a, float b)" in res.text
+
+
+VEC3REFS = fx("vec3refs", "vec3_refs.cu")
+
+
+def test_opencl_const_uchar3_reference_to_a_buffer_element_is_a_copy():
+    """HeCBench dpid: OpenCL C cannot point into CUDA's 12-byte uchar3 layout; a `const uchar3&` to an element of
+    a buffer the kernel never writes is bound to a copy (a local, and arguments of read-only device functions,
+    also through a device function's pointer parameter)."""
+    res = translate_file(VEC3REFS, "opencl", validate=opencl_context() is not None)
+    assert "blur" in res.manifests and set(res.failed_kernels) == {"bump"}
+    t = res.text
+    assert "uchar3 pixel = cuport_ld_uchar3(input[i]);" in t
+    assert "add_p(&s, cuport_ld_uchar3(img[i - 1]), 0.25f);" in t       # through neighbours' pointer parameter
+    assert "void add_p(float4* output, uchar3 color, float factor)" in t
+    assert "__global const cuport_packed_uchar3* color" not in t and "uchar3* color" in t   # &pixel: private
+    # the buffer is written in the kernel: refused at the reference, never a copy that misses the write
+    d = [d for d in res.diagnostics if d.code == "CP907" and "bump" in d.message]
+    assert len(d) == 1 and d[0].row == 46 and "`img`, which the kernel also writes" in d[0].message
+    # GLSL passes references as it did (aliases / copies of reads): both kernels
+    g = translate_file(VEC3REFS, "glsl", validate=False)
+    assert set(g.shaders) == {"blur", "bump"}
+
+
+def test_vec3_reference_fixture_matches_numpy_on_lavapipe_and_pocl(monkeypatch):
+    from kernel_helpers import expected_runs, failures, ran_keys, run_spec
+    results = run_spec(monkeypatch, fx("vec3refs", "verify_spec.py"))
+    assert failures(results) == []
+    assert ran_keys(results) == expected_runs(["blur", "bump"]) - {("bump", "opencl", "-")}

@@ -230,3 +230,31 @@ def test_translators_fall_back_to_the_system_headers_when_the_stubs_lack_a_decla
     ok.write_text("__global__ void k(long *p) { p[threadIdx.x] = 1; }\n")
     r = cuport("translate", "--to", "opencl", str(ok), "-o", str(tmp_path / "ok.cl"))
     assert r.returncode == 0 and "system headers" not in r.stderr
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_error_in_a_host_namespace_blocks_only_its_users(target, tmp_path):
+    # clang drops `trimr` (unknown std:: type in its parameter): the errors lie in no declaration, but inside
+    # namespace hostlib, which closes at its own `}` (HeCBench bmf's clipp.h under the light stubs)
+    res = translate_file(fx("ns_host_lib.cu"), target)
+    assert outputs(res) == {"fill"} and set(res.failed_kernels) == {"padded"}
+    assert not res.extra.get("refused")
+    d = refusal(res, "padded")
+    assert len(d) == 1 and d[0].row == 17 and "it uses code clang could not compile (line 4:" in d[0].message
+    assert (5, "error", "expected unqualified-id") in errors(res)     # blocks `padded`: an error, at its line
+    r = cuport("translate", "--to", target, fx("ns_host_lib.cu"), "-o", str(tmp_path / "o"))
+    assert r.returncode == 1 and "ns_host_lib.cu:17:17: CP000 [error] kernel `padded` not translated" in r.stderr
+    assert os.listdir(tmp_path / "o")
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("name, kernels, row", [
+    ("ns_using.cu", {"fill", "padded"}, 12),       # `using namespace hostlib;`: the dropped name could be any
+    ("ns_kernel_inside.cu", {"fill"}, 8),          # the kernel is in the namespace: it names members unqualified
+    ("ns_unclosed.cu", {"fill"}, 8),               # the namespace does not close at its `}`: structure lost
+])
+def test_error_in_a_namespace_still_blocks(target, name, kernels, row):
+    res = translate_file(fx(name), target)
+    assert not outputs(res) and set(res.failed_kernels) == kernels
+    first = sorted(kernels)[0]
+    assert refusal(res, first)[0].row == row

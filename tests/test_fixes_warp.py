@@ -165,3 +165,44 @@ __device__ float f(float v, float w) {
         assert diags == []
     elif case not in ("missing step", "width argument", "macro"):
         assert [d.row for d in diags] == [4] and diags[0].fix is None, diags    # still reported, at the 16
+
+
+# HeCBench dpid (issue 15): one 32-thread group per pixel; WSIZE is also in TSIZE, the pixels per block the host's
+# grid is computed from. `PX`'s `TX / WSIZE` is a true CP102 (at 16 lanes threads 16..31 would name the next
+# block's pixels while the grid still covers 4 per block): no fix through the macro, and the kernel is refused.
+DPID = """#define THREADS 128
+#define WSIZE 32
+#define TSIZE (THREADS / WSIZE)
+#define TX threadIdx.x
+#define PX (blockIdx.x * TSIZE + (TX / WSIZE))
+#define WTHREAD (TX % WSIZE)
+__device__ float warp_sum(float v) {
+  for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffff, v, o);
+  return v;
+}
+__global__ void guidance(const float *in, float *out, int w, int per) {
+  if (PX >= w) return;
+  float s = 0.f;
+  for (int i = WTHREAD; i < per; i += WSIZE) s += in[PX * per + i];
+  s = warp_sum(s);
+  if (WTHREAD == 0) out[PX] = s;
+}
+void run(const float *in, float *out, int w, int per) {
+  guidance<<<(w + TSIZE - 1) / TSIZE, THREADS>>>(in, out, w, per);
+}
+"""
+
+
+def test_cp102_in_a_macro_that_also_sets_the_grid_is_true_and_refused(tmp_path):
+    from porter.translate.api import translate_file
+    ds = [d for d in lint_source(SourceFile("t.cu", DPID), enabled={"CP102"}).diagnostics if d.code == "CP102"]
+    at12 = [d for d in ds if d.row == 12]
+    assert len(at12) == 1 and at12[0].message.startswith("`PX` assumes a warp of 32 lanes when computing a warp id")
+    out = fix_source(SourceFile("t.cu", DPID), enabled={"CP102"})
+    assert "(TX / WSIZE)" in out.text                  # the macro is not rewritten (its 32 is the grid's too)
+    p = tmp_path / "dpid.cu"
+    p.write_text(DPID)
+    res = translate_file(str(p), "glsl", validate=False)
+    assert "guidance" in res.failed_kernels and not res.shaders
+    d = [d for d in res.diagnostics if d.code == "CP102" and "kernel `guidance` not translated" in d.message]
+    assert len(d) == 1 and "CP102 at line 12 is not fixed" in d[0].message

@@ -44,6 +44,14 @@ __global__ void k(float *p, unsigned *u, double *d) {
   d[0] = __dadd_rn(d[1], d[2]) + __ddiv_rn(d[3], d[4]) + __fmul_rn(p[7] + p[8], p[9]);
   u[0] = __umulhi(u[1], u[2]) + __funnelshift_l(u[3], u[4], 5u) + __usad(u[5], u[6], 0u) + __uhadd(u[7], u[8]);
 }""",
+    # bmf: UINT32_MAX (device code) from <stdint.h>/<cstdint>; the values are C's (a wrong one fails the asserts)
+    "stdint_limits": """#include <cstdint>
+#include <stdint.h>
+static_assert(UINT32_MAX == 0xffffffffu && UINT16_MAX == 0xffff && UINT8_MAX == 0xff, "");
+static_assert(UINT64_MAX == ~0ull && SIZE_MAX == ~(unsigned long long)0, "");
+static_assert(INT32_MAX == 0x7fffffff && INT32_MIN == -INT32_MAX - 1 && INT64_MAX == 0x7fffffffffffffffLL, "");
+static_assert(INT8_MIN == -128 && INT16_MIN == -32768 && INT64_MIN < 0, "");
+__global__ void k(unsigned *u, int n) { u[0] = UINT32_MAX >> (32 - n); }""",
     # bsearch: chrono's time_point_cast in host code beside the kernels
     "chrono_time_point_cast": """#include <chrono>
 __global__ void k(float *p) { p[0] = 1.f; }

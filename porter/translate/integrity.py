@@ -3,9 +3,17 @@ could not type-check (a statement, an initialiser, an operand), so an emitter wa
 something else than the source says. A kernel is refused when its own code or anything it uses (functions it
 calls, structs, typedefs, globals, macros, found by name, transitively) contains an error; every kernel is
 refused when an error lies outside any declaration, in another file, or broke the brace structure. Errors in
-declarations no kernel uses (host code) do not block."""
+declarations no kernel uses (host code) do not block.
+
+An error clang left outside any declaration because it dropped the declaration (an unparsable trailing return
+type in a host library's `namespace clipp { ... }`) belongs to the innermost named namespace around it: it blocks
+only the kernels that use a name declared in that namespace (or the namespace itself) or lie in it (they or what
+they use), and every kernel when the file has a `using namespace` for it (the dropped declaration's name is
+unknown, so any unqualified name could have been it). A brace-structure error is owned so only when the namespace
+still closes at its own `}` (issue 14 item 9)."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from porter.frontend import clang_errors as CE
@@ -28,6 +36,8 @@ class Integrity:
     units: list
     file_errors: list             # errors no declaration can own: they block every kernel
     errors: list                  # every counted error (missing headers excluded)
+    scopes: list = field(default_factory=list)    # named namespaces (Unit) owning errors no declaration owns
+
 
     def kernel_errors(self, model, fn) -> list:
         """The errors inside `fn` or inside what it uses, in file order."""
@@ -48,26 +58,42 @@ class Integrity:
                 stack.append(u)
         use(own if own is not None else Unit(fn.name, fn.node.start, fn.node.end, fn.node))
         found = []
+        names: set = set()
         while stack:
             u = stack.pop()
             found += u.errors
-            for name in _names_used(model, u):
+            used_names = _names_used(model, u)
+            names |= used_names
+            for name in used_names:
                 for v in by_name.get(name, ()):
                     # device code cannot call a host-only function: a host overload that shares a device
                     # function's name (`static void bit_rev(...)` beside `__device__ T bit_rev(T)`) is not used
                     if v.node is not None and id(v.node) in host:
                         continue
                     use(v)
+        inside = [fn.node.start] + [u.start for u in self.units if id(u) in used]
+        for sc in self.scopes:
+            # what lies in the namespace names its members unqualified: the dropped one could be among them
+            if sc.name in names or names & _declared_in(sc, self.units) or \
+                    any(sc.start <= at <= sc.end for at in inside):
+                found += sc.errors
         return sorted(found, key=lambda e: (e.offset or 0))
 
 
 def analyze(model) -> Integrity:
     errors = [e for e in model.errors if CE.counted(e)]
     units = _units(model)
+    scopes = _namespaces(model)
     file_errors = []
     for e in errors:
-        if e.offset is None or CE.is_structural(e):
+        if e.offset is None:
             file_errors.append(e)
+            continue
+        if CE.is_structural(e):
+            # the brace structure may be lost after it, unless the namespace around it closes where its
+            # source's `}` is: then what follows the namespace was parsed as written
+            owner = _namespace_owner(model, scopes, e.offset, intact=True)
+            (owner.errors if owner is not None else file_errors).append(e)
             continue
         owner = None
         for u in units:        # the innermost declaration that contains the error
@@ -76,10 +102,62 @@ def analyze(model) -> Integrity:
         if owner is None:
             owner = _truncated_owner(model, units, e.offset)
         if owner is None:
+            owner = _namespace_owner(model, scopes, e.offset)
+        if owner is None:
             file_errors.append(e)
         else:
             owner.errors.append(e)
-    return Integrity(units, file_errors, errors)
+    return Integrity(units, file_errors, errors, [sc for sc in scopes if sc.errors])
+
+
+def _namespaces(model) -> list[Unit]:
+    out = []
+
+    def walk(nodes):
+        for n in nodes:
+            if n.kind in _CONTAINERS:
+                if n.kind == "NAMESPACE" and n.spelling and n.spelling != "std":
+                    out.append(Unit(n.spelling, n.start, n.end, n))
+                walk(n.children)
+    walk(model.roots)
+    return out
+
+
+def _namespace_owner(model, scopes, offset, intact=False):
+    """The innermost named namespace around an error no declaration owns, unless a `using namespace` of it
+    (or of one around it) could have made the dropped declaration visible to any kernel by its bare name."""
+    around = [sc for sc in scopes if sc.start <= offset <= sc.end]
+    if not around:
+        return None
+    for sc in around:
+        if re.search(rb"\busing\s+namespace\s+(?:::)?(?:\w+\s*::\s*)*" + re.escape(sc.name.encode()) + rb"\s*;",
+                     model.source.data):
+            return None
+    inner = min(around, key=lambda sc: sc.end - sc.start)
+    if intact and not _closes_as_written(model.source.data, inner):
+        return None
+    return inner
+
+
+def _closes_as_written(data: bytes, scope: Unit) -> bool:
+    """clang's extent of the namespace ends at the `}` that matches its `{` in the source's tokens."""
+    from porter.frontend.lexer import Token, lex
+    depth = 0
+    for t in lex(data, scope.start, len(data), token_cls=Token):
+        if t.spelling == "{":
+            depth += 1
+        elif t.spelling == "}":
+            depth -= 1
+            if depth == 0:
+                return t.end == scope.end or t.start == scope.end
+            if depth < 0:
+                return False
+    return False
+
+
+def _declared_in(scope: Unit, units) -> set:
+    """The names declared inside a namespace (nested namespaces' too)."""
+    return {u.name for u in units if u.node is not None and u.name and scope.start <= u.start and u.end <= scope.end}
 
 
 _ENDS_WITH_SEMICOLON = {"VAR_DECL", "TYPEDEF_DECL", "STRUCT_DECL", "CLASS_DECL", "UNION_DECL", "ENUM_DECL",

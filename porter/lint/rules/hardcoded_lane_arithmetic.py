@@ -4,7 +4,8 @@
 Flags lane and warp arithmetic that folds to the constant 32 (or 31 / 5) applied to a thread-dependent value:
 `threadIdx.x % 32`, `tid & 31`, `tid & 0x1f`, `tid >> 5`, `tid / 32`, and `blockDim.x / 32` as a warp count.
 Constants are folded through `#define`, `constexpr`, `const` and enums. A `% 32` whose result is a shift count
-(a bit position in a 32-bit word) is not flagged.
+(a bit position in a 32-bit word) is not flagged, nor (without warp evidence) a `>> 5` masked to a bit field,
+`(x >> 5) & 1`.
 
 ## Why is this bad?
 AMD CDNA GPUs (MI200/MI300, gfx9) run 64-wide wavefronts and Vulkan subgroups range from 4 to 128 lanes.
@@ -109,6 +110,14 @@ def _bit_field(node) -> bool:
         return True
     lhs = node.children[0].strip
     return lhs.kind == "BINARY_OPERATOR" and lhs.op in ("|", "^", "<<")
+
+
+def _bit_extract(node) -> bool:
+    """`(x >> 5) & 1`: the shift selects a bit of x (a masked bit field), not a warp id (HeCBench lut-gemm
+    builds +-1 signs from bits 0..7 of a thread's index)."""
+    _cur, p = _up(node)
+    return p is not None and p.kind == "BINARY_OPERATOR" and p.op == "&" and len(p.children) == 2 and \
+        int_value(p.children[1]) is not None
 
 
 def _target_decl(node):
@@ -289,6 +298,8 @@ def check(ctx):
             continue      # tile coordinates (`tile[t / 32][t % 32]`) in code without warp operations
         if ev == "unsafe" and op == "&" and _bit_field(node):
             continue      # `(x & ~31) | (perm(x) & 0x1F)`: low bits of a permuted index, not a lane id
+        if ev == "unsafe" and op == ">>" and _bit_extract(node):
+            continue      # `(x >> 5) & 1`: bit 5 of x, not a warp id
         what = "warp count" if warp_count else ("lane id" if op in ("%", "&") else "warp id")
         edit = replace_binary(node, pat[1], "warpSize") if not swapped else None
         f = fix(f"Replace `{node.children[1].text}` with `warpSize`" if op in ("%", "/")

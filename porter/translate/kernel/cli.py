@@ -124,6 +124,17 @@ def main(args) -> int:
         return 2
     for key in ("include_dirs", "defines", "extra_args"):
         options[key] = list(options[key] or []) + list(getattr(settings, key, []) or [])
+    if not _opt(args, "isolated", False) and not options["compile_commands"]:
+        # the program's Makefile -I / -D (its headers' context); the command line's come after and win
+        from porter.frontend.makeflags import find_makefile, read_makefile
+        mk = find_makefile(first)
+        if mk:
+            flags = read_makefile(mk)
+            options["include_dirs"] = options["include_dirs"] + [d for d in flags.include_dirs
+                                                                 if d not in options["include_dirs"]]
+            options["defines"] = [d for d in flags.defines if d not in options["defines"]] + options["defines"]
+            if flags.note() and not _opt(args, "quiet", False):
+                print(f"cuport translate: note: {flags.note()}", file=sys.stderr)
     if target == "glsl":
         options["float_atomics"] = _opt(args, "float_atomics", "ext")
     else:

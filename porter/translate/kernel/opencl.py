@@ -91,6 +91,7 @@ class OpenclTarget(OpenclBuiltins, Target):
 
     def end_kernel(self, em):
         device_globals.in_order(em)
+        v3.check_copies(em)
         for p in em.params:     # a buffer of structs needs the struct's definition in the program
             elem = p["info"].get("elem") if p["kind"] == "buffer" else None
             if elem is not None and elem.kind == "struct":
@@ -560,7 +561,9 @@ class OpenclTarget(OpenclBuiltins, Target):
         return ("space", root.space)
 
     def pointer_param(self, em, fr, pnode, pname, root: Root, pt) -> list[str]:
-        fr.ptrs[id(pnode)] = PtrBinding(Root(pname, "param", root.elem, root.space, pnode), None)
+        mine = Root(pname, "param", root.elem, root.space, pnode)
+        v3.bound_to(em, mine, root)
+        fr.ptrs[id(pnode)] = PtrBinding(mine, None)
         return [f"{self._pointer_type(em, root, pt)} {pname}"]
 
     def pointer_arg(self, em, root: Root, off, node) -> list[str]:
@@ -598,6 +601,9 @@ class OpenclTarget(OpenclBuiltins, Target):
 
     def ref_param(self, em, t, name, written, space, const, volatile) -> str:
         return f"{self.ref_pointer_type(em, t, space, const, volatile)} {name}"
+
+    def ref_copy(self, em, n, place) -> bool:
+        return v3.copy_instead(em, n, place)
 
     def ref_pointer_type(self, em, t, space, const, volatile) -> str:
         """A C++ reference as an OpenCL pointer in the referent's address space."""

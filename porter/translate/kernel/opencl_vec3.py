@@ -5,7 +5,13 @@ element and member at other offsets. Such memory is typed with a packed struct o
 struct member) are lvalues whose `.x/.y/.z` work as they are; their values are converted to OpenCL vectors where
 read (`cuport_ld_float3`) and back where stored (`cuport_st_float3`). Structs with 3-vector members use the
 packed type everywhere (buffers, private copies, shared memory, by-value arguments), so one layout is CUDA's.
-Private and shared 3-vectors stay OpenCL vectors (no one else sees their layout)."""
+Private and shared 3-vectors stay OpenCL vectors (no one else sees their layout).
+
+OpenCL C cannot point into the packed layout with a `uchar3*`, so a `const uchar3&` bound to a buffer element
+(HeCBench dpid: `const uchar3& pixel = input[i]`, `add(sum, patches[j], w)`) is bound to a copy of the element.
+That is exact when nothing writes the element while the reference lives; distinct buffers do not overlap (as
+everywhere in these translations, refs.py), so it suffices that the kernel never writes that buffer, which is
+checked once the whole kernel is emitted (check_copies: a written one refuses the kernel at the reference)."""
 from __future__ import annotations
 
 from porter.translate.kernel import ctype as ct
@@ -107,3 +113,45 @@ def pack_parts(em, t: CType, parts: list[str]) -> list[str]:
             em.fail(None, f"a value of struct `{t.name}` with the 3-vector array member `{_f}` built in the "
                           "kernel (its members are packed in OpenCL)")
     return out
+
+
+def bound_to(em, param_root, root) -> None:
+    """A device function's pointer parameter points where `root` does: remember the kernel buffer behind it."""
+    origins = em.__dict__.setdefault("root_origin", {})
+    origins[id(param_root)] = origins.get(id(root), root)
+    em.__dict__.setdefault("_roots_kept", []).append(param_root)     # ids stay unique while the kernel is emitted
+
+
+def _buffer_of(em, n):
+    """The kernel buffer the element `p[i]` / `*p` lies in, else None."""
+    s = n.strip
+    while s.kind == "PAREN_EXPR" and s.children:
+        s = s.children[-1].strip
+    if s.kind == "ARRAY_SUBSCRIPT_EXPR" and len(s.children) == 2 and em.ty(s.children[0]).kind == "pointer":
+        root, _off = em.ptr(s.children[0])
+    elif s.kind == "UNARY_OPERATOR" and s.op == "*" and s.children:
+        root, _off = em.ptr(s.children[0])
+    else:
+        return None
+    root = getattr(em, "root_origin", {}).get(id(root), root)
+    return root if root.kind == "buffer" else None
+
+
+def copy_instead(em, n, place) -> bool:
+    """A const reference to a 3-vector element of a kernel buffer: bound to a copy (see the module doc)."""
+    if not is_vec3(em.ty(n)) or place is None or place.space != "global" or place.vector_part:
+        return False
+    buf = _buffer_of(em, n)
+    if buf is None:
+        return False
+    em.__dict__.setdefault("vec3_copies", {}).setdefault(buf.key, n)
+    return True
+
+
+def check_copies(em) -> None:
+    """Refuse the kernel when a buffer whose 3-vector elements were bound to copies is written in it."""
+    for key, n in getattr(em, "vec3_copies", {}).items():
+        if "w" in em.roots_rw.get(key, ()):
+            em.fail(n, f"a `const {em.ty(n)}&` to an element of the buffer `{key[1]}`, which the kernel also "
+                       "writes (OpenCL C cannot point into CUDA's 12-byte layout, and a copy would not see the "
+                       "writes)")

@@ -382,6 +382,9 @@ def ref_arg(em, fn, p, pt: ct.CType, a):
     if pt.volatile and pl.space in ("global", "local") and not em.t.native_pointers:
         em.fail(a, f"a `volatile` reference to shared or global memory (`{a.text}`) passed to `{fn.name}` "
                 "(a GLSL parameter is a copy)")
+    if pt.const and not written and em.t.ref_copy(em, a, pl):
+        e = em.conv(em.x(a), pt.unqualified())
+        return ("val",), ("val", p, e, None, pt, a)
     lv = em.x(a, "rw" if written else "r")
     if em.t.native_pointers:
         if pl.vector_part:
@@ -466,6 +469,9 @@ def ref_decl(em, d, t: ct.CType, name: str, init) -> list[str]:
         e = em.conv(em.x(init), base)          # lifetime extension: a constant copy is the same thing
         return [f"{em.t.type_name(base, em)} {name} = {e.text};"]
     written = not t.const and writes(em, em.frame.fn, d)
+    if t.const and em.t.ref_copy(em, init, pl):
+        e = em.conv(em.x(init), base)
+        return [f"{em.t.type_name(base, em)} {name} = {e.text};"]
     if em.t.native_pointers:
         if pl.vector_part:
             em.fail(d, f"a reference to the vector component `{init.text}` (OpenCL C cannot take its address)")

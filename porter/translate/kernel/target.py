@@ -312,6 +312,11 @@ class Target(abc.ABC):
     def ref_param(self, em, t, name, written, space, const, volatile):
         """Declaration of a reference parameter `name` (written: the callee assigns it)."""
 
+    def ref_copy(self, em, n, place) -> bool:
+        """Whether a `const T&` bound to lvalue `n` (at `place`) is bound to a copy instead (OpenCL: a 3-vector
+        in CUDA's layout, which it cannot point into)."""
+        return False
+
     def place(self, em, n, e: E) -> E:
         """The lvalue expression `e` of node `n` with the type its text has in the target (`e.tt`) where that is
         not the C type (OpenCL: a 3-vector kept in CUDA's layout is a packed struct)."""
