@@ -10,6 +10,7 @@ from porter.translate.kernel import device_globals
 from porter.translate.kernel import halfprec
 from porter.translate.kernel import methods
 from porter.translate.kernel import refs
+from porter.translate.kernel import struct_params
 from porter.translate.kernel.ctype import BOOL, I32, U32, U64
 from porter.translate.kernel.target import (BINARY_PREC, PREC_ASSIGN, PREC_COMMA, PREC_COND, PREC_PRIMARY,
                                             PREC_UNARY, E, wrap)
@@ -252,6 +253,11 @@ class ExpressionsMixin:
             return self.t.thread_builtin(b[0], b[1], self)
         if methods.is_self_member(n):
             return methods.self_member(self, n, mode)
+        flat = struct_params.lookup(self, n)
+        if flat is not None:
+            if flat[0] != "scalar":
+                return self.t.pointer_value(self, n, self.ptr(n))
+            return self.t.scalar_param(self, None, flat[1], flat[2])
         base_n = n.children[0]
         bt = self.ty(base_n)
         arrow = "->" in self.model.source.slice(base_n.end, n.end)

@@ -146,6 +146,8 @@ def glsl_manifest(label, em, shape, local_size, local_known, buffers, playout: P
             s = slot_by_name[info["name"]]
             params.append({"name": p["name"], "kind": "uniform" if playout.uniform else "push",
                            "offset": s.offset, "type": type_name(s.type), "size": s.size})
+        if info.get("field_of"):     # a field of a struct parameter holding pointers (struct_params.py)
+            params[-1]["field_of"] = {"param": info["field_of"][0], "field": info["field_of"][1]}
     members = []
     for s in playout.slots:
         m = {"name": s.cuda_name, "offset": s.offset, "type": type_name(s.type), "size": s.size}
