@@ -283,6 +283,10 @@ class KernelEmitter(TypesMixin, StatementsMixin, ExpressionsMixin, PointersMixin
                 self.fail(fnode, f"field `{_fname}` of type `{fnode.type}`")
         self.struct_used.append(name)
 
+    def flat_field(self, n):
+        """`p.f` of a flattened struct parameter holding pointers (struct_params.py), else None."""
+        return struct_params.lookup(self, n)
+
     def struct_fields(self, name):
         return [(self.t.ident(f), self.decl_type(n)) for f, n in self.u.structs[name]]
 

@@ -186,6 +186,8 @@ class ExpressionsMixin:
                 if isinstance(v, (int, float)) and not isinstance(v, bool):
                     t = self.ty(n).unqualified()
                     return E(self.t.literal(v, t, self), t, lit=v)
+            if not n.spelling:    # clang names nothing: a member of a dependent type (`Ktraits::kNThreads`)
+                self.fail(n, f"`{n.text}` (a name clang could not resolve in this template instance)")
             self.fail(n, f"`{n.spelling}` (declared outside this file)")
         if r.kind == "VAR_DECL" and r.parent is not None and r.parent.kind in ("TRANSLATION_UNIT",) or \
                 r.kind == "VAR_DECL" and self.model.function_of(r) is None:

@@ -6,7 +6,6 @@ import math
 from dataclasses import dataclass, replace
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import refs
-from porter.translate.kernel import struct_params
 from porter.translate.kernel.ctype import CType, I32
 from porter.translate.kernel.target import BINARY_PREC, E, PREC_ASSIGN, PREC_COND, TranslationError
 from porter.translate.kernel.typeinfo import CASTS, NON_EXPR, element, ptrlike
@@ -92,7 +91,7 @@ class PointersMixin:
         if k == "UNEXPOSED_EXPR" and len(s.children) == 1:
             return self.ptr(s.children[0])
         if k == "MEMBER_REF_EXPR":
-            flat = struct_params.lookup(self, s)
+            flat = self.flat_field(s)
             if flat is not None:
                 return self.t.binding_value(self, flat[1])
         if k == "DECL_REF_EXPR":

@@ -9,6 +9,7 @@ the address of a field or a write to one is refused at its line (the fields no l
 from __future__ import annotations
 
 from porter.translate.kernel import ctype as ct
+from porter.translate.kernel.pointers import Root
 from porter.translate.kernel.typeinfo import CASTS, element
 
 _WRAPS = ("UNEXPOSED_EXPR", "PAREN_EXPR")
@@ -69,7 +70,6 @@ def _void_elem(em, fnode, uses):
 
 def flatten(em, fn, p, t) -> None:
     """Registers the fields of the struct parameter `p` (of struct type t) as kernel parameters."""
-    from porter.translate.kernel.pointers import Root     # pointers.py imports this module
     uses = _member_uses(em, fn, p.node)
     by_field: dict[int, list] = {}
     for d, m in uses:
