@@ -12,7 +12,7 @@ from kernel_helpers import (can_validate, expected_runs, failures, outputs, ran_
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(ROOT, "tests", "fixtures", "breadth", "structptr")
-KERNELS = {"scale_rows<float>", "scale_rows<int>", "gather"}
+KERNELS = {"scale_rows<float>", "scale_rows<int>", "gather", "strided"}
 
 
 @pytest.mark.parametrize("target", ["glsl", "opencl"])

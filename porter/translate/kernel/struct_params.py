@@ -40,9 +40,15 @@ def _member_uses(em, fn, decl):
     return out
 
 
-def _field_of(m):
+def _field_of(em, m, names):
+    """The field name `m` (`p.f`) reads, None for a member function. By name: in a struct template's instance
+    clang's declaration is the specialisation's field (or none, where the base is dependent), not the pattern's."""
+    from porter.translate.kernel.class_templates import member_name
     r = m.ref
-    return r if r is not None and r.kind == "FIELD_DECL" else None
+    if r is not None and r.kind != "FIELD_DECL":
+        return None
+    name = member_name(em.model, m)
+    return name if name in names else None
 
 
 def _writes(m) -> bool:
@@ -71,19 +77,20 @@ def _void_elem(em, fnode, uses):
 def flatten(em, fn, p, t) -> None:
     """Registers the fields of the struct parameter `p` (of struct type t) as kernel parameters."""
     uses = _member_uses(em, fn, p.node)
-    by_field: dict[int, list] = {}
+    names = {f for f, _n in em.u.structs[t.name]}
+    by_field: dict[str, list] = {}
     for d, m in uses:
         if m is None:
             em.fail(d, f"the struct parameter `{p.name}` used whole (it holds pointers, which become separate "
                        "buffers: only its fields can be used)")
-        f = _field_of(m)
+        f = _field_of(em, m, names)
         if f is None:
             em.fail(m, f"`{m.text}`: a member function of the pointer-holding struct parameter `{p.name}` (its "
                        "fields become separate parameters)")
         if _writes(m):
             em.fail(m, f"a write to or the address of `{m.text}` (a field of the pointer-holding struct parameter "
                        f"`{p.name}`, flattened into separate parameters)")
-        by_field.setdefault(id(f), []).append((d, m))
+        by_field.setdefault(f, []).append((d, m))
     fields = {}
     for fname, fnode in em.u.structs[t.name]:
         ft = em.decl_type(fnode)
@@ -94,7 +101,7 @@ def flatten(em, fn, p, t) -> None:
             if elem.kind == "pointer":
                 em.fail(fnode, f"the pointer-to-pointer field `{fname}` of struct `{t.name}`")
             if elem.kind == "void":
-                elem = _void_elem(em, fnode, by_field.get(id(fnode), []))
+                elem = _void_elem(em, fnode, by_field.get(fname, []))
             if elem.kind == "struct":
                 em.use_struct(elem.name, fnode)
             root = Root(name, "buffer", elem, "global", fnode)
@@ -102,7 +109,7 @@ def flatten(em, fn, p, t) -> None:
                     "restrict": ft.restrict, "root": root, "node": fnode, "field_of": [p.name, fname]}
             em.buffers[name] = info
             em.params.append({"name": cuda_name, "kind": "buffer", "info": info})
-            fields[id(fnode)] = ("buffer", em.t.bind_param_pointer(em, root, fnode))
+            fields[fname] = ("buffer", em.t.bind_param_pointer(em, root, fnode))
         elif ft.kind in ("scalar", "vector", "struct"):
             if ft.kind == "struct":
                 em.use_struct(ft.name, fnode)     # a struct of structs holding pointers: refused there
@@ -110,7 +117,7 @@ def flatten(em, fn, p, t) -> None:
                     "field_of": [p.name, fname]}
             em.scalars.append(info)
             em.params.append({"name": cuda_name, "kind": "scalar", "info": info})
-            fields[id(fnode)] = ("scalar", name, ft)
+            fields[fname] = ("scalar", name, ft)
         else:
             em.fail(fnode, f"field `{fname}` of `{ct.spell(ft)}` in the struct parameter `{p.name}` (a struct "
                            "holding pointers is flattened into separate parameters: numbers, vectors, plain structs "
@@ -128,7 +135,7 @@ def lookup(em, n):
     if b.kind != "DECL_REF_EXPR" or b.ref is None:
         return None
     fields = em.flat_params.get(id(b.ref))
-    f = _field_of(n)
-    if fields is None or f is None:
+    if fields is None:
         return None
-    return fields.get(id(f))
+    f = _field_of(em, n, fields)
+    return fields.get(f) if f is not None else None
