@@ -42,6 +42,11 @@ def test_manifest_names_each_field(target):
     # the `void *` field takes the element type of its cast: float in one instance, int in the other
     assert params[5]["type"] == "float"
     assert _man(res, "scale_rows<int>")["params"][6]["type"] == "int"
+    s = _man(res, "strided")["params"]
+    assert [(p["name"], p["kind"]) for p in s] == [("info_data", "buffer"), ("info_strides", "buffer"),
+                                                   ("info_n", "push" if target == "glsl" else "scalar"),
+                                                   ("out", "buffer")]
+    assert s[1]["field_of"] == {"param": "info", "field": "strides", "elements": 3}
     g = _man(res, "gather")["params"]
     assert [p["name"] for p in g] == ["g_idx", "g_data", "g_n", "out"] and "field_of" not in g[3]
 
@@ -79,9 +84,11 @@ REFUSED = [
     # a struct of structs holding pointers
     (G + "struct H { G inner; int m; float *w; };\n__global__ void k(H h, float *out) { out[0] = h.w[0]; }\n",
      1, "a pointer inside struct `G`"),
-    # an array field (no kernel argument carries an array in OpenCL)
-    ("struct T {\n  long *data;\n  long sizes[4];\n};\n__global__ void k(T t, long *out) { out[0] = t.data[0]; }\n",
+    # a two-dimensional array field; an element of an array field written (it is a read-only buffer)
+    ("struct T {\n  long *data;\n  long sizes[4][2];\n};\n__global__ void k(T t, long *out) { out[0] = t.data[0]; }\n",
      3, "field `sizes`"),
+    ("struct T {\n  long *data;\n  long sizes[4];\n};\n__global__ void k(T t, long *out) {\n  t.sizes[1] = 2;\n"
+     "  out[0] = t.sizes[1];\n}\n", 6, "a write to"),
     # a member function of the struct
     ("struct M {\n  float *d;\n  __device__ float at(int i) const { return d[i]; }\n};\n"
      "__global__ void k(M m, float *out) {\n  out[0] = m.at(0);\n}\n", 6, "member function"),

@@ -304,6 +304,8 @@ class ExpressionsMixin:
     def _decays_to_root(self, base_n) -> bool:
         """An array expression used through a pointer binding (an array parameter of a device function)."""
         s = base_n.strip
+        if s.kind == "MEMBER_REF_EXPR":   # an array field of a flattened struct parameter: its own buffer
+            return self.flat_field(s) is not None
         # a file-scope device array is a buffer (device_globals.py): indexed like one
         return s.kind == "DECL_REF_EXPR" and s.ref is not None and (id(s.ref) in self.frame.ptrs or
                                                                     self.is_device_global(s.ref))

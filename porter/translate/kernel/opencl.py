@@ -16,7 +16,7 @@ from porter.translate.kernel import halfprec
 from porter.translate.kernel import opencl_local
 from porter.translate.kernel import opencl_vec3 as v3
 from porter.translate.kernel.ctype import I32, U32, CType
-from porter.translate.kernel.manifest import DEFAULT_LOCAL_SIZE, cl_type_name, opencl_manifest
+from porter.translate.kernel.manifest import DEFAULT_LOCAL_SIZE, cl_type_name, field_of, opencl_manifest
 from porter.translate.kernel.opencl_builtins import ATOMIC_CL, SHUFFLES, SPACE, OpenclBuiltins
 from porter.translate.kernel.pointers import PtrBinding, Root
 from porter.translate.kernel.target import PREC_EQ, PREC_PRIMARY, PREC_UNARY, E, Target, literal_int_text, wrap
@@ -131,7 +131,7 @@ class OpenclTarget(OpenclBuiltins, Target):
                                         "type": mt, "size": ct.c_size(t, structs) or 4})
         for mp, p in zip([m for m in manifest_params], em.params):
             if p["info"].get("field_of"):     # a field of a struct parameter holding pointers (struct_params.py)
-                mp["field_of"] = {"param": p["info"]["field_of"][0], "field": p["info"]["field_of"][1]}
+                mp["field_of"] = field_of(p["info"]["field_of"])
         device_vars = []
         for info in em.device_globals.values():    # after the CUDA parameters, before dynamic __local ones
             params.append(self._device_global_decl(em, info))

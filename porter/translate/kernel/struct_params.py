@@ -2,8 +2,9 @@
 arguments nor GLSL blocks can carry a pointer, so the parameter is flattened. Each field becomes its own kernel
 parameter, in field order, named `<param>_<field>`: a pointer field a buffer (binding / `__global` argument)
 whose element type is the pointee's, or for `void *` the type of the first `(T *)` cast applied to it (other
-casts are views of the same buffer, as for any buffer); every other field a by-value parameter. The manifest
-marks each with `field_of` so a host (and `cuport verify`, whose spec lists `<param>_<field>` arguments) can
+casts are views of the same buffer, as for any buffer); a one-dimensional array field of numbers a read-only
+buffer of its elements (TensorInfo's `sizes[25]`); every other field a by-value parameter. The manifest
+marks each with `field_of` (the parameter, the field, and an array field's element count) so a host (and `cuport verify`, whose spec lists `<param>_<field>` arguments) can
 fill them from the struct. The struct itself is never used whole: a copy, a call argument, a member function,
 the address of a field or a write to one is refused at its line (the fields no longer live together)."""
 from __future__ import annotations
@@ -51,9 +52,12 @@ def _field_of(em, m, names):
     return name if name in names else None
 
 
-def _writes(m) -> bool:
-    """The member expression is written or its address taken (`p.f = x`, `p.f++`, `&p.f`)."""
+def _writes(m, array=False) -> bool:
+    """The member expression is written or its address taken (`p.f = x`, `p.f++`, `&p.f`; for an array field
+    also an element of it, `p.f[i] = x`)."""
     p, c = _up(m)
+    while array and p is not None and p.kind == "ARRAY_SUBSCRIPT_EXPR" and p.children[0] is c:
+        p, c = _up(p)
     if p is None:
         return False
     if p.kind in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR") and p.op in \
@@ -87,7 +91,7 @@ def flatten(em, fn, p, t) -> None:
         if f is None:
             em.fail(m, f"`{m.text}`: a member function of the pointer-holding struct parameter `{p.name}` (its "
                        "fields become separate parameters)")
-        if _writes(m):
+        if _writes(m, em.decl_type(dict(em.u.structs[t.name])[f]).kind == "array"):
             em.fail(m, f"a write to or the address of `{m.text}` (a field of the pointer-holding struct parameter "
                        f"`{p.name}`, flattened into separate parameters)")
         by_field.setdefault(f, []).append((d, m))
@@ -110,6 +114,15 @@ def flatten(em, fn, p, t) -> None:
             em.buffers[name] = info
             em.params.append({"name": cuda_name, "kind": "buffer", "info": info})
             fields[fname] = ("buffer", em.t.bind_param_pointer(em, root, fnode))
+        elif ft.kind == "array" and len(ft.dims) == 1 and ft.dims[0] and ft.elem.kind in ("scalar", "vector"):
+            # an array field: a read-only buffer of its elements (no kernel argument of OpenCL C carries one)
+            elem = ft.elem.unqualified()
+            root = Root(name, "buffer", elem, "global", fnode)
+            info = {"name": name, "cuda_name": cuda_name, "elem": elem, "const": True, "restrict": False,
+                    "root": root, "node": fnode, "field_of": [p.name, fname, ft.dims[0]]}
+            em.buffers[name] = info
+            em.params.append({"name": cuda_name, "kind": "buffer", "info": info})
+            fields[fname] = ("buffer", em.t.bind_param_pointer(em, root, fnode))
         elif ft.kind in ("scalar", "vector", "struct"):
             if ft.kind == "struct":
                 em.use_struct(ft.name, fnode)     # a struct of structs holding pointers: refused there
@@ -120,8 +133,8 @@ def flatten(em, fn, p, t) -> None:
             fields[fname] = ("scalar", name, ft)
         else:
             em.fail(fnode, f"field `{fname}` of `{ct.spell(ft)}` in the struct parameter `{p.name}` (a struct "
-                           "holding pointers is flattened into separate parameters: numbers, vectors, plain structs "
-                           "and pointers only)")
+                           "holding pointers is flattened into separate parameters: numbers, vectors, plain structs, "
+                           "pointers and one-dimensional arrays of numbers only)")
     em.flat_params[id(p.node)] = fields
 
 
