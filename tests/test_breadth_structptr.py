@@ -78,6 +78,9 @@ REFUSED = [
     (G + "__global__ void k(G g, float *out) {\n  g.data = out;\n  g.data[0] = 1.f;\n}\n", 3, "a write to"),
     (G + "__global__ void k(G g, float *out) {\n  float **q = &g.data;\n  out[0] = 0.f;\n}\n", 3, "a write to"),
     (G + "__global__ void k(G g, float *out) {\n  g.n += 1;\n  out[0] = g.n;\n}\n", 3, "a write to"),
+    # pointer fields compared (separate buffers: no common address space to compare in)
+    ("struct P { float *a; float *b; };\n__global__ void k(P p, float *out) {\n  if (p.a == p.b) out[0] = 1.f;\n}\n",
+     3, "pointer comparison"),
     # a void * field never cast: its element type is unknown (refused at the field)
     ("struct U {\n  void *p;\n  int n;\n};\n__global__ void k(U u, float *out) { out[0] = u.n; }\n", 2,
      "never cast"),
