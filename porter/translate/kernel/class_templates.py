@@ -3,7 +3,7 @@
 kernel instantiated with index_t = int64_t becomes the plain struct `TensorDims_i64` of the target, its fields'
 types substituted. Only plain data: a template with constructors, methods, base classes or static members is
 left to the existing refusals (its name stays unknown: CP907 at its use); a pointer field is refused by
-use_struct like any struct's."""
+use_struct like any struct's, except in a kernel parameter (flattened: struct_params.py)."""
 from __future__ import annotations
 
 import re
@@ -39,13 +39,15 @@ def collect(model) -> dict:
         fields = [(c.spelling, c) for c in kids if c.kind == "FIELD_DECL"]
         params = [(c.spelling, "type" if c.kind == "TEMPLATE_TYPE_PARAMETER" else "value") for c in kids
                   if c.kind in ("TEMPLATE_TYPE_PARAMETER", "TEMPLATE_NON_TYPE_PARAMETER")]
-        ptr = next((f for f, c in fields if "*" in (c.type or "") or "&" in (c.type or "")), None)
+        # a pointer field is plain data here: a kernel parameter of it is flattened (struct_params.py), any
+        # other use refused by use_struct; a reference field is not
+        ptr = next((f for f, c in fields if "&" in (c.type or "")), None)
         other = next((c for c in kids if c.kind == "CXX_BASE_SPECIFIER"), None) or \
             next((c for c in kids if c.kind not in _PLAIN_CHILDREN), None)
         if not fields and not any(c.kind == "CXX_BASE_SPECIFIER" for c in kids):
             continue                        # a tag or trait (`struct RestrictPtrTraits { typedef T* P; }`)
         if ptr is not None:
-            out[n.spelling] = f"struct template `{n.spelling}` holds a pointer (`{ptr}`)"
+            out[n.spelling] = f"struct template `{n.spelling}` holds a reference (`{ptr}`)"
         elif other is not None:
             what = {"CONSTRUCTOR": "a constructor", "CXX_METHOD": "member functions",
                     "CXX_BASE_SPECIFIER": "a base class", "TEMPLATE_TEMPLATE_PARAMETER": "a template template "

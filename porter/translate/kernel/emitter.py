@@ -13,6 +13,7 @@ from porter.translate.kernel import coop
 from porter.translate.kernel import device_globals
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import refs
+from porter.translate.kernel import struct_params
 from porter.translate.kernel.calls import CallsMixin, Frame
 from porter.translate.kernel.expressions import ExpressionsMixin
 from porter.translate.kernel.pointers import PointersMixin, Root
@@ -93,6 +94,7 @@ class KernelEmitter(TypesMixin, StatementsMixin, ExpressionsMixin, PointersMixin
         self.fn_demands: dict = {}                 # specialisation key -> {id(param decl): multiple}
         self.device_globals: dict = {}             # id(file-scope decl) -> buffer info (device_globals.py)
         self.fn_globals: dict = {}                 # specialisation key -> device variables it touches
+        self.flat_params: dict = {}                # id(struct parameter holding pointers) -> its fields (struct_params.py)
 
     # ------------------------------------------------------------------ bookkeeping
     def need(self, ext: str | None = None, feature: str | None = None, subgroup: str | None = None):
@@ -253,6 +255,8 @@ class KernelEmitter(TypesMixin, StatementsMixin, ExpressionsMixin, PointersMixin
                 self.buffers[name] = info
                 self.params.append({"name": p.name, "kind": "buffer", "info": info})
                 self.frame.ptrs[id(p.node)] = self.t.bind_param_pointer(self, root, p.node)
+            elif t.kind == "struct" and struct_params.holds_pointer(self, t.name):
+                struct_params.flatten(self, fn, p, t)
             elif t.kind in ("scalar", "vector", "struct"):
                 if t.kind == "struct":
                     self.use_struct(t.name, p.node)
@@ -278,6 +282,10 @@ class KernelEmitter(TypesMixin, StatementsMixin, ExpressionsMixin, PointersMixin
             elif ft.kind == "unknown":
                 self.fail(fnode, f"field `{_fname}` of type `{fnode.type}`")
         self.struct_used.append(name)
+
+    def flat_field(self, n):
+        """`p.f` of a flattened struct parameter holding pointers (struct_params.py), else None."""
+        return struct_params.lookup(self, n)
 
     def struct_fields(self, name):
         return [(self.t.ident(f), self.decl_type(n)) for f, n in self.u.structs[name]]

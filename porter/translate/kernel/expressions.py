@@ -10,6 +10,7 @@ from porter.translate.kernel import device_globals
 from porter.translate.kernel import halfprec
 from porter.translate.kernel import methods
 from porter.translate.kernel import refs
+from porter.translate.kernel import struct_params
 from porter.translate.kernel.ctype import BOOL, I32, U32, U64
 from porter.translate.kernel.target import (BINARY_PREC, PREC_ASSIGN, PREC_COMMA, PREC_COND, PREC_PRIMARY,
                                             PREC_UNARY, E, wrap)
@@ -185,6 +186,8 @@ class ExpressionsMixin:
                 if isinstance(v, (int, float)) and not isinstance(v, bool):
                     t = self.ty(n).unqualified()
                     return E(self.t.literal(v, t, self), t, lit=v)
+            if not n.spelling:    # clang names nothing: a member of a dependent type (`Ktraits::kNThreads`)
+                self.fail(n, f"`{n.text}` (a name clang could not resolve in this template instance)")
             self.fail(n, f"`{n.spelling}` (declared outside this file)")
         if r.kind == "VAR_DECL" and r.parent is not None and r.parent.kind in ("TRANSLATION_UNIT",) or \
                 r.kind == "VAR_DECL" and self.model.function_of(r) is None:
@@ -252,6 +255,11 @@ class ExpressionsMixin:
             return self.t.thread_builtin(b[0], b[1], self)
         if methods.is_self_member(n):
             return methods.self_member(self, n, mode)
+        flat = struct_params.lookup(self, n)
+        if flat is not None:
+            if flat[0] != "scalar":
+                return self.t.pointer_value(self, n, self.ptr(n))
+            return self.t.scalar_param(self, None, flat[1], flat[2])
         base_n = n.children[0]
         bt = self.ty(base_n)
         arrow = "->" in self.model.source.slice(base_n.end, n.end)
@@ -296,6 +304,8 @@ class ExpressionsMixin:
     def _decays_to_root(self, base_n) -> bool:
         """An array expression used through a pointer binding (an array parameter of a device function)."""
         s = base_n.strip
+        if s.kind == "MEMBER_REF_EXPR":   # an array field of a flattened struct parameter: its own buffer
+            return self.flat_field(s) is not None
         # a file-scope device array is a buffer (device_globals.py): indexed like one
         return s.kind == "DECL_REF_EXPR" and s.ref is not None and (id(s.ref) in self.frame.ptrs or
                                                                     self.is_device_global(s.ref))

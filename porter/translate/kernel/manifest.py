@@ -124,6 +124,14 @@ def param_layout(scalars: list[dict], structs: dict, first_free_binding: int, sc
     return ParamLayout(slots, (size + 15) // 16 * 16, True, first_free_binding, "scalar" if scalar else "std140")
 
 
+def field_of(f) -> dict:
+    """Manifest entry of a parameter that is a field of a flattened struct parameter (struct_params.py)."""
+    out = {"param": f[0], "field": f[1]}
+    if len(f) > 2:
+        out["elements"] = f[2]      # an array field: its elements, copied into a buffer of their own
+    return out
+
+
 def access_of(info: dict, rw: set) -> str:
     if info["const"] or rw == {"r"} or not rw:
         return "readonly"
@@ -146,6 +154,8 @@ def glsl_manifest(label, em, shape, local_size, local_known, buffers, playout: P
             s = slot_by_name[info["name"]]
             params.append({"name": p["name"], "kind": "uniform" if playout.uniform else "push",
                            "offset": s.offset, "type": type_name(s.type), "size": s.size})
+        if info.get("field_of"):     # a field of a struct parameter holding pointers (struct_params.py)
+            params[-1]["field_of"] = field_of(info["field_of"])
     members = []
     for s in playout.slots:
         m = {"name": s.cuda_name, "offset": s.offset, "type": type_name(s.type), "size": s.size}

@@ -9,13 +9,14 @@ import math
 import re
 
 from porter.translate import warp_sizing
+from porter.translate.kernel import struct_params
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import device_globals
 from porter.translate.kernel import halfprec
 from porter.translate.kernel import opencl_local
 from porter.translate.kernel import opencl_vec3 as v3
 from porter.translate.kernel.ctype import I32, U32, CType
-from porter.translate.kernel.manifest import DEFAULT_LOCAL_SIZE, cl_type_name, opencl_manifest
+from porter.translate.kernel.manifest import DEFAULT_LOCAL_SIZE, cl_type_name, field_of, opencl_manifest
 from porter.translate.kernel.opencl_builtins import ATOMIC_CL, SHUFFLES, SPACE, OpenclBuiltins
 from porter.translate.kernel.pointers import PtrBinding, Root
 from porter.translate.kernel.target import PREC_EQ, PREC_PRIMARY, PREC_UNARY, E, Target, literal_int_text, wrap
@@ -129,6 +130,9 @@ class OpenclTarget(OpenclBuiltins, Target):
                     mt = cl_type_name(t)
                 manifest_params.append({"name": info["cuda_name"], "kind": "scalar", "index": len(params) - 1,
                                         "type": mt, "size": ct.c_size(t, structs) or 4})
+        for mp, p in zip([m for m in manifest_params], em.params):
+            if p["info"].get("field_of"):     # a field of a struct parameter holding pointers (struct_params.py)
+                mp["field_of"] = field_of(p["info"]["field_of"])
         device_vars = []
         for info in em.device_globals.values():    # after the CUDA parameters, before dynamic __local ones
             params.append(self._device_global_decl(em, info))
@@ -464,6 +468,9 @@ class OpenclTarget(OpenclBuiltins, Target):
                     return E(f"({self._pointer_type(em, root, t)}){e.paren(PREC_UNARY)}", t, PREC_UNARY)
             return e
         t = em.ty(n)
+        if k == "MEMBER_REF_EXPR" and struct_params.lookup(em, n) is not None:
+            root, off = em.ptr(n)           # a pointer field of a flattened struct parameter: its own argument
+            return E(root.name, t) if off is None else E(f"{root.name} + {off.paren(3)}", t, 4)
         if k == "DECL_REF_EXPR":
             r = n.ref
             b = em.frame.ptrs.get(id(r))

@@ -90,6 +90,10 @@ class PointersMixin:
         fr = self.frame
         if k == "UNEXPOSED_EXPR" and len(s.children) == 1:
             return self.ptr(s.children[0])
+        if k == "MEMBER_REF_EXPR":
+            flat = self.flat_field(s)
+            if flat is not None:
+                return self.t.binding_value(self, flat[1])
         if k == "DECL_REF_EXPR":
             r = s.ref
             if r is None:
