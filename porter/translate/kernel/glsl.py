@@ -615,7 +615,23 @@ class GlslTarget(GlslBuiltins, Target):
         if root.kind == "buffer" or root.kind == "shared":
             em.access(root, mode)
         idx = em.index(idx, node)
+        if root.flat:
+            return self._flat_index(em, root, idx)
         return f"{root.name}[{idx.text}]"
+
+    def _flat_index(self, em, root: Root, idx) -> str:
+        """Element `idx` of the flattened multi-dimensional array `root` (a row pointer's offset): one subscript
+        per dimension, `a[idx / n1][idx % n1]` (idx >= 0: C allows no element before the array's first)."""
+        out, dims = [], root.dims
+        for k in range(len(dims)):
+            inner = math.prod(dims[k + 1:])
+            e = idx
+            if inner != 1:
+                e = em.binary_value("/", e, E(self.literal(inner, idx.ct, em), idx.ct, lit=inner), None)
+            if k > 0:
+                e = em.binary_value("%", e, E(self.literal(dims[k], idx.ct, em), idx.ct, lit=dims[k]), None)
+            out.append(f"[{e.text}]")
+        return root.name + "".join(out)
 
     def _carrier(self, em, root: Root, node) -> Root | None:
         """The vector view that carries the scalar buffer (or scalar view) `root`, when its views were merged."""
@@ -633,9 +649,9 @@ class GlslTarget(GlslBuiltins, Target):
     # device function pointer parameters: specialise on where they point
     def pointer_param_key(self, em, root: Root):
         if root.kind in ("buffer", "shared", "constant", "shared_scalar"):
-            return ("global", root.key)
+            return ("global", root.key, root.flat)
         if root.kind in ("local", "param_array"):
-            return ("array", str(root.elem), root.dims)
+            return ("array", str(root.elem), root.dims, root.flat)
         if root.kind == "scalar":
             return ("scalar", str(root.elem))
         em.fail(None, f"a pointer into `{root.name}` passed to a function")
@@ -649,7 +665,7 @@ class GlslTarget(GlslBuiltins, Target):
             fr.ptrs[id(pnode)] = PtrBinding(root, None)
             return []
         if root.kind in ("local", "param_array"):
-            r = Root(pname, "param_array", root.elem, "private", pnode, root.dims)
+            r = Root(pname, "param_array", root.elem, "private", pnode, root.dims, flat=root.flat)
             var = pname + "_off"
             fr.ptrs[id(pnode)] = PtrBinding(r, E(var, I32))
             dims = "".join(f"[{d}]" for d in root.dims)

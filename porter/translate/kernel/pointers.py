@@ -22,6 +22,7 @@ class Root:
     decl: object = None
     dims: tuple = ()
     of: str | None = None      # a typed view (GLSL): the buffer whose binding it aliases
+    flat: bool = False         # a multi-dimensional array seen as its flattened elements (a row pointer `a[i]`)
 
     @property
     def key(self):
@@ -163,12 +164,37 @@ class PointersMixin:
             oa, ob = self.conv(oa, t), self.conv(ob, t)
             return ra, E(f"{c.paren(PREC_COND - 1)} ? {oa.paren(PREC_ASSIGN)} : {ob.paren(PREC_COND)}", t, PREC_COND)
         if k == "ARRAY_SUBSCRIPT_EXPR":
-            self.fail(s, f"a pointer into a multi-dimensional array `{s.text}`")
+            return self.row_ptr(s)
         if k == "CALL_EXPR":
             self.fail(s, f"a pointer returned by `{self.callee_name(s)}`")
         if k in ("INTEGER_LITERAL", "CXX_NULL_PTR_LITERAL_EXPR", "GNU_NULL_EXPR"):
             self.fail(s, "a null pointer")
         self.fail(s, f"the pointer expression `{s.text}`")
+
+    def row_ptr(self, s):
+        """`a[i]` of a multi-dimensional array, decayed to a pointer to its first element: the array flattened
+        (C lays rows out contiguously) at element offset i * (elements per row)."""
+        base_n, idx_n = s.children
+        t, bt = self.ty(s), self.ty(base_n)
+        if t.kind != "array" or bt.kind != "array" or any(d is None for d in t.dims):
+            self.fail(s, f"a pointer into a multi-dimensional array `{s.text}`")
+        root, off = self.ptr(base_n)
+        if not root.flat:
+            if root.elem.kind != "array" or root.kind not in ("shared", "local", "constant", "param_array") or \
+                    any(d is None for d in root.dims):
+                self.fail(s, f"a pointer into a multi-dimensional array `{s.text}`")
+            if off is not None:      # off counts rows of the root (an array parameter bound to `a + k`)
+                off = self._scaled(off, math.prod(root.elem.dims))
+            root = replace(root, elem=root.elem.elem, flat=True)
+        return root, self.add_offset(off, self._scaled(self.x(idx_n), math.prod(t.dims)), "+")
+
+    def _scaled(self, e: E, k: int) -> E:
+        if k == 1:
+            return e
+        dt = ct.promote(e.ct)
+        if isinstance(e.lit, int) and not isinstance(e.lit, bool):
+            return E(self.t.literal(e.lit * k, dt, self), dt, lit=e.lit * k)
+        return self.binary_value("*", self.conv(e, dt), E(self.t.literal(k, dt, self), dt, lit=k), None)
 
     # ------------------------------------------------------------------ reinterpreting casts
     def view(self, s, inner_n, root: Root, off, new: CType):
@@ -403,11 +429,22 @@ class PointersMixin:
     def ptr_index(self, base_n, idx_n, mode) -> str:
         """`p[i]` for a pointer p."""
         root, off = self.ptr(base_n)
+        self._flat_pure(root, base_n, idx_n)
         i = self.x(idx_n)
         return self.t.deref(self, root, off, i, mode, base_n)
+
+    def _flat_pure(self, root, *ns):
+        """GLSL spells an element of a flattened array with its offset once per dimension: it must have no
+        side effects."""
+        if root.flat and not self.t.native_pointers:
+            for n in ns:
+                if not self._pure(n):
+                    self.fail(n, f"`{n.text}` (an index with side effects through a pointer into a multi-dimensional"
+                                 " array)")
 
     def ptr_lvalue(self, n, mode, deref=True) -> str:
         """`*p` (deref) for a pointer-valued expression n."""
         root, off = self.ptr(n)
+        self._flat_pure(root, n)
         return self.t.deref(self, root, off, None, mode, n)
 
