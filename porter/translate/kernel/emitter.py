@@ -283,12 +283,14 @@ class KernelEmitter(TypesMixin, StatementsMixin, ExpressionsMixin, PointersMixin
         return [(self.t.ident(f), self.decl_type(n)) for f, n in self.u.structs[name]]
 
     # ------------------------------------------------------------------ results
-    def shared_bytes(self):
+    def shared_bytes(self, cuda=False):
+        """Static shared bytes; cuda: with the per-warp arrays at their CUDA size (before warp_sizing)."""
         total = 0
         for s in self.shared.values():
             if s["extern"]:
                 continue
-            size = ct.c_size(s["type"], {k: self.struct_fields(k) for k in self.struct_used})
+            t = s.get("cuda_type", s["type"]) if cuda else s["type"]
+            size = ct.c_size(t, {k: self.struct_fields(k) for k in self.struct_used})
             total += size or 0
         return total
 
