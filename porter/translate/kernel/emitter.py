@@ -79,6 +79,7 @@ class KernelEmitter(TypesMixin, StatementsMixin, ExpressionsMixin, PointersMixin
         self.subgroup_ops: list[str] = []
         self.notes: list = []                      # (code, node, message, severity) warnings kept with output
         self.roots_rw: dict = {}                   # root key -> set('r','w')
+        self.root_aliases: dict = {}               # root key -> keys a pointer bound to it was re-pointed to
         self.has_barrier = False
         self.uses_double = False
         self.min_subgroup = None
@@ -119,8 +120,16 @@ class KernelEmitter(TypesMixin, StatementsMixin, ExpressionsMixin, PointersMixin
         self.t.unsupported(node, what, code)
 
     def access(self, root: Root, mode: str):
-        s = self.roots_rw.setdefault(root.key, set())
-        s.update(mode)
+        for k in (root.key, *self.root_aliases.get(root.key, ())):
+            self.roots_rw.setdefault(k, set()).update(mode)
+
+    def alias_root(self, bound: Root, other: Root):
+        """A pointer bound to `bound` re-pointed to `other` (OpenCL keeps the C pointer): what is done through
+        the binding may reach `other`, so `other` gets every access of `bound`, before and after."""
+        if other.key == bound.key:
+            return
+        self.root_aliases.setdefault(bound.key, set()).add(other.key)
+        self.roots_rw.setdefault(other.key, set()).update(self.roots_rw.get(bound.key, set()))
 
     def is_device_global(self, decl) -> bool:
         return device_globals.is_device_global(self, decl)
@@ -174,6 +183,7 @@ class KernelEmitter(TypesMixin, StatementsMixin, ExpressionsMixin, PointersMixin
         if body is None:
             self.fail(fn.node, f"kernel `{fn.name}` without a body")
         self.block_children(body)
+        self.resolve_pending(self.frame)
         self.t.end_kernel(self)
         return self
 

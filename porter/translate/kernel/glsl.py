@@ -544,7 +544,10 @@ class GlslTarget(GlslBuiltins, Target):
 
     def pointer_decl(self, em, d, t, name, init) -> list[str]:
         if init is None:
-            em.fail(d, f"the uninitialised pointer `{d.spelling}`")
+            # an element offset into the array its first assignment points into (every later one: the same)
+            var = em.fresh(name + "_off")
+            em.pending_pointer(d, "", E(var, I32))
+            return [f"int {var} = 0;  // {d.spelling}: bound by its first assignment"]
         root, off = em.ptr(init)
         assigned = id(d) in em.an.assigned
         if root.kind in ("scalar", "shared_scalar"):
@@ -580,9 +583,15 @@ class GlslTarget(GlslBuiltins, Target):
         return b.root, E(text, I32, PREC_PRIMARY if op.startswith("post") else PREC_UNARY)
 
     def pointer_assign(self, em, n, a_n, b_n, op) -> E:
-        b = self._var_binding(em, a_n)
         if op == "=":
             root, off = em.ptr(b_n)
+            if root.kind in ("buffer", "shared", "local", "constant", "param_array") and root.of is None:
+                em.bind_pending(a_n, root)     # a pointer declared without a value: bound here
+        b = self._var_binding(em, a_n)
+        if op == "=":
+            if b.root is None:
+                em.fail(n, f"the pointer `{a_n.text}` declared without a value and assigned `{b_n.text}` (GLSL "
+                           "keeps a pointer as an offset into one array)")
             if root.key != b.root.key:
                 em.fail(n, f"the pointer `{a_n.text}` re-pointed to another array (`{b_n.text}`)")
             ov = em.conv(off, I32) if off is not None else E("0", I32, lit=0)

@@ -521,7 +521,10 @@ class OpenclTarget(OpenclBuiltins, Target):
 
     def pointer_decl(self, em, d, t, name, init) -> list[str]:
         if init is None:
-            em.fail(d, f"the uninitialised pointer `{d.spelling}`")
+            # its address space (part of its type) is where its first assignment points
+            placeholder = f"/*cuport:pointer type of {name}*/"
+            em.pending_pointer(d, placeholder)
+            return [f"{placeholder} {name};"]
         root, _off = em.ptr(init)
         em.frame.ptrs[id(d)] = PtrBinding(root, None)
         return [f"{self._pointer_type(em, root, t)} {name} = {self.native(em, init).text};"]
@@ -534,12 +537,17 @@ class OpenclTarget(OpenclBuiltins, Target):
         return root, None
 
     def pointer_assign(self, em, n, a_n, b_n, op) -> E:
+        if op == "=":
+            root_b, _ = em.ptr(b_n)
+            if em.bind_pending(a_n, root_b, self._pointer_type(em, root_b, em.ty(a_n))):
+                return E(f"{self.native(em, a_n).text} = {self.native(em, b_n).text}", em.ty(a_n), 14)
         root_a, _ = em.ptr(a_n)
         lhs = self.native(em, a_n)
         if op == "=":
             root_b, _ = em.ptr(b_n)
             if root_a.space != root_b.space:
                 em.fail(n, f"the pointer `{a_n.text}` re-pointed to another address space")
+            em.alias_root(root_a, root_b)   # writes through it may now reach root_b (its `const`, its access)
             return E(f"{lhs.text} = {self.native(em, b_n).text}", lhs.ct, 14)
         return E(f"{lhs.text} {op} {em.x(b_n).text}", lhs.ct, 14)
 

@@ -97,6 +97,8 @@ class PointersMixin:
                 self.fail(s, f"pointer `{s.spelling}` declared outside this file")
             b = fr.ptrs.get(id(r))
             if b is not None:
+                if b.root is None:
+                    self.fail(s, f"the pointer `{s.spelling}` used before a value is assigned to it")
                 return self.t.binding_value(self, b)
             root = self.root_of_decl(r, s)
             if root is not None:
@@ -170,6 +172,36 @@ class PointersMixin:
         if k in ("INTEGER_LITERAL", "CXX_NULL_PTR_LITERAL_EXPR", "GNU_NULL_EXPR"):
             self.fail(s, "a null pointer")
         self.fail(s, f"the pointer expression `{s.text}`")
+
+    # ------------------------------------------------------------------ pointers declared without a value
+    def pending_pointer(self, d, placeholder: str, off=None):
+        """`T *p;`: bound by its first assignment (in emission order: a use before it is refused), every later
+        one checked against it by the target; `placeholder` in the emitted lines stands for what the binding
+        decides (OpenCL: the pointer's type with its address space)."""
+        if id(d) not in self.an.assigned:
+            self.fail(d, f"the uninitialised pointer `{d.spelling}`")
+        self.frame.ptrs[id(d)] = PtrBinding(None, off)
+        self.frame.pending[id(d)] = (d, placeholder, None)
+
+    def bind_pending(self, a_n, root: Root, text: str = "") -> PtrBinding | None:
+        """The first assignment `p = ...` of a pending pointer p: bind it to `root`; None when a_n is not one."""
+        s = a_n.strip
+        if s.kind != "DECL_REF_EXPR" or s.ref is None:
+            return None
+        b = self.frame.ptrs.get(id(s.ref))
+        if b is None or b.root is not None:
+            return None
+        d, placeholder, _ = self.frame.pending[id(s.ref)]
+        b.root = root
+        self.frame.pending[id(s.ref)] = (d, placeholder, text)
+        return b
+
+    def resolve_pending(self, fr):
+        """End of a function: the pointers declared without a value get what their first assignment decided."""
+        for d, placeholder, text in fr.pending.values():
+            if text is None:
+                self.fail(d, f"the uninitialised pointer `{d.spelling}` (no assignment to it is translated)")
+            self.lines[:] = [ln.replace(placeholder, text) for ln in self.lines]
 
     def row_ptr(self, s):
         """`a[i]` of a multi-dimensional array, decayed to a pointer to its first element: the array flattened
@@ -290,7 +322,8 @@ class PointersMixin:
         if s.kind == "DECL_REF_EXPR" and s.ref is not None:
             r = s.ref
             b = self.frame.ptrs.get(id(r))
-            if r.kind == "PARM_DECL" and b is not None and b.off is None and b.root.kind == "buffer" and \
+            if r.kind == "PARM_DECL" and b is not None and b.off is None and b.root is not None and \
+                    b.root.kind == "buffer" and \
                     b.root.decl is r:
                 return True                  # a kernel buffer parameter never re-pointed
             if r.kind == "VAR_DECL" and id(r) not in self.an.assigned:
