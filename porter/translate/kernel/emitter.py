@@ -79,6 +79,7 @@ class KernelEmitter(TypesMixin, StatementsMixin, ExpressionsMixin, PointersMixin
         self.subgroup_ops: list[str] = []
         self.notes: list = []                      # (code, node, message, severity) warnings kept with output
         self.roots_rw: dict = {}                   # root key -> set('r','w')
+        self.at_stmt = None                        # the statement being emitted (statements.stmt)
         self.root_aliases: dict = {}               # root key -> keys a pointer bound to it was re-pointed to
         self.has_barrier = False
         self.uses_double = False
@@ -117,7 +118,7 @@ class KernelEmitter(TypesMixin, StatementsMixin, ExpressionsMixin, PointersMixin
         return f"cuport_{base}{self._tmp}"
 
     def fail(self, node, what, code="CP907"):
-        self.t.unsupported(node, what, code)
+        self.t.unsupported(node if node is not None else self.at_stmt, what, code)
 
     def access(self, root: Root, mode: str):
         for k in (root.key, *self.root_aliases.get(root.key, ())):
