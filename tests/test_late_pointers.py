@@ -16,7 +16,8 @@ LATE = os.path.join(FIX, "late_bound.cu")
 @pytest.mark.parametrize("target", ["glsl", "opencl"])
 def test_late_bound_translate_to_valid_output(target):
     res = translate_file(LATE, target, validate=can_validate(target))
-    want = {"late_offset"} | ({"late_select", "repoint", "late_field"} if target == "opencl" else set())
+    cl_only = {"late_select", "repoint", "late_field", "shared_select"}
+    want = {"late_offset"} | (cl_only if target == "opencl" else set())
     assert outputs(res) == want, res.failed_kernels
     if res.extra.get("validation"):
         assert all(v["ok"] for v in res.extra["validation"].values()), res.extra["validation"]
@@ -34,6 +35,7 @@ def test_opencl_late_pointer_takes_the_space_of_its_first_assignment():
     assert "__global const float* p;" in src and "__global float* q;" in src
     assert "__global float* src;" in src and "__global float* dst;" in src
     assert src.count("__global uint* pc;") == 2
+    assert "__local float* __local s;" in src               # a `__shared__` pointer: kernel scope
     assert "cuport:pointer type" not in src
 
 
@@ -57,7 +59,8 @@ def test_late_pointer_refusals_are_at_their_lines(target):
     if target == "opencl":
         assert set(got) == {"used_first"}
         return
-    assert set(got) == {"used_first", "late_select", "repoint", "late_field"}
+    assert set(got) == {"used_first", "late_select", "repoint", "late_field", "shared_select"}
+    assert got["shared_select"][:2] == (67, 5) and "the `__shared__` pointer `s`" in got["shared_select"][2]
     assert got["late_select"][:2] == (28, 9) and "the pointer `src` re-pointed to another array (`b`)" in \
         got["late_select"][2]
     assert got["repoint"][:2] == (40, 15)
@@ -77,5 +80,15 @@ def test_late_bound_match_numpy(monkeypatch):
     results = run_spec(monkeypatch, os.path.join(FIX, "late_bound_spec.py"))
     assert not failures([r for r in results if not (r.target == "vulkan" and r.case != "late_offset")]), \
         failures(results)
-    want = expected_runs(["late_offset"]) | expected_runs(["late_select", "repoint"], targets=("opencl",))
+    want = expected_runs(["late_offset"]) | expected_runs(["late_select", "repoint", "shared_select"],
+                                                          targets=("opencl",))
     assert {k for k in ran_keys(results) if k[1] == "opencl" or k[0] == "late_offset"} == want
+
+
+def test_opencl_shared_pointer_in_a_device_function_is_refused(tmp_path):
+    code = ("__device__ float pick(float *a, int i) {\n    __shared__ float *s;\n    s = a;\n    return s[i];\n}\n"
+            "__global__ void k(float *out) {\n    out[threadIdx.x] = pick(out, 0);\n}\n")
+    res = translate_text(tmp_path, "opencl", code)
+    d = [d for d in res.diagnostics if d.code == "CP907" and d.severity == "error"]
+    assert [(x.row, x.column) for x in d] == [(2, 5)]
+    assert "the `__shared__` pointer `s` in a device function" in d[0].message

@@ -467,7 +467,8 @@ class OpenclTarget(OpenclBuiltins, Target):
             r = n.ref
             b = em.frame.ptrs.get(id(r))
             if b is not None or r.kind in ("PARM_DECL", "VAR_DECL"):
-                if any(c.kind == "CUDASHARED_ATTR" for c in r.children) and em.name_of(r) not in em.shared:
+                if b is None and any(c.kind == "CUDASHARED_ATTR" for c in r.children) and \
+                        em.name_of(r) not in em.shared:
                     em.shared_decl(r)
                 if em.model.function_of(r) is None:
                     return E(em.global_var_ref(r, n), t)
@@ -528,6 +529,17 @@ class OpenclTarget(OpenclBuiltins, Target):
         root, _off = em.ptr(init)
         em.frame.ptrs[id(d)] = PtrBinding(root, None)
         return [f"{self._pointer_type(em, root, t)} {name} = {self.native(em, init).text};"]
+
+    def shared_pointer_decl(self, em, d, t, name) -> list[str]:
+        """A `__local` pointer variable at kernel scope (OpenCL allows `__local` variables there only), bound and
+        typed by its first assignment like a pointer declared without a value."""
+        if not em.frame.is_kernel:
+            em.fail(d, f"the `__shared__` pointer `{d.spelling}` in a device function (OpenCL declares `__local` "
+                       "variables at kernel scope only)")
+        placeholder = f"/*cuport:pointer type of {name}*/"
+        em.pending_pointer(d, placeholder)
+        em.local_decls.append(f"{placeholder} __local {name};")
+        return []
 
     def pointer_step(self, em, n, c, op) -> E:
         return self.native(em, n)

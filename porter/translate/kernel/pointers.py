@@ -202,6 +202,8 @@ class PointersMixin:
             if text is None:
                 self.fail(d, f"the uninitialised pointer `{d.spelling}` (no assignment to it is translated)")
             self.lines[:] = [ln.replace(placeholder, text) for ln in self.lines]
+            if fr.is_kernel and hasattr(self, "local_decls"):     # an OpenCL `__local` pointer (kernel scope)
+                self.local_decls[:] = [ln.replace(placeholder, text) for ln in self.local_decls]
 
     def row_ptr(self, s):
         """`a[i]` of a multi-dimensional array, decayed to a pointer to its first element: the array flattened
