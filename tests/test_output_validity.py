@@ -176,3 +176,33 @@ def test_examples_translate_validated_exit_zero(target, tmp_path):
     r = cuport("translate", "--to", target, saxpy, "--validate", "-o", str(tmp_path / "o"))
     assert r.returncode == 0, r.stderr
     assert "validation ok" in r.stderr
+
+
+PER_WARP = """\
+#define WARPS 8
+__global__ void per_warp(float *a) {
+    __shared__ float rows[WARPS][1024];
+    int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    for (int j = lane; j < 1024; j += 32) rows[warp][j] = a[j];
+    __syncwarp();
+    a[blockIdx.x * blockDim.x + threadIdx.x] = rows[warp][1023 - lane];
+}
+void launch(float *a) { per_warp<<<4, WARPS * 32>>>(a); }
+"""
+
+
+@pytest.mark.parametrize("target, lanes, warps", [("glsl", 4, 64), ("opencl", 1, 256)])
+def test_shared_limit_names_the_per_warp_arrays_sized_for_narrow_subgroups(target, lanes, warps):
+    # 32 KiB in CUDA; one row per warp of the narrowest subgroup is past the limit: the refusal says why
+    api = {"glsl": "Vulkan", "opencl": "OpenCL"}[target]
+    res = translate_file("per_warp.cu", target, text=PER_WARP, validate=True)
+    row, msg = refusals(res)["per_warp"]
+    assert row == 2
+    assert f"{warps * 4096} bytes of shared memory ({warps * 4096} static + 0 dynamic) are past the {api} limit" in msg
+    assert f"(`rows` [8][1024] -> [{warps}][1024]) have a slot for each warp of the narrowest subgroup {api} " \
+        f"allows ({lanes} lane(s)); at 32-lane warps the kernel needs 32768 bytes" in msg
+
+
+def test_shared_limit_without_per_warp_arrays_has_no_warp_note():
+    res = translate_file("arrays.cu", "opencl", text=ARRAYS, validate=True)
+    assert "per-warp" not in refusals(res)["too_much_shared"][1]

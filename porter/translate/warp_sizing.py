@@ -1140,7 +1140,9 @@ def resized(em, decl, info) -> None:
         return
     dims = tuple(new.get(i, v) for i, v in enumerate(info["dims"]))
     info["dims"] = dims
+    info["cuda_type"] = info["type"]        # the CUDA size, for the limit check's explanation
     info["type"] = replace(info["type"], dims=dims)
+    info["min_warp"] = pl.min_warp
 
 
 def count(em, n):

@@ -29,6 +29,8 @@ class Frame:
     ptrs: dict = field(default_factory=dict)     # id(decl) -> PtrBinding (GLSL) / Root (OpenCL)
     consts: dict = field(default_factory=dict)   # id(decl) -> E
     ballots: set = field(default_factory=set)    # id(decl) of locals holding a subgroup ballot
+    pending: dict = field(default_factory=dict)  # id(decl) -> (decl, placeholder): pointers declared without a
+    #                                              value, bound (and typed) at their first assignment
     ret: CType = ct.VOID
     types: dict = field(default_factory=dict)
     globals: list = field(default_factory=list)  # buffers of file-scope device variables it uses (in order)
@@ -388,6 +390,7 @@ class CallsMixin:
         if ctor is not None:
             ctors.body_prologue(self, fn, fr, ctor)
         self.block_children(fn.body)
+        self.resolve_pending(fr)
         self.fn_demands[key] = getattr(fr, "demands", {})
         if ctor is not None:
             self.emit(f"return {self.name_of(fr.self_decl)};")

@@ -80,6 +80,8 @@ class KernelEmitter(TypesMixin, StatementsMixin, ExpressionsMixin, PointersMixin
         self.subgroup_ops: list[str] = []
         self.notes: list = []                      # (code, node, message, severity) warnings kept with output
         self.roots_rw: dict = {}                   # root key -> set('r','w')
+        self.at_stmt = None                        # the statement being emitted (statements.stmt)
+        self.root_aliases: dict = {}               # root key -> keys a pointer bound to it was re-pointed to
         self.has_barrier = False
         self.uses_double = False
         self.min_subgroup = None
@@ -118,11 +120,19 @@ class KernelEmitter(TypesMixin, StatementsMixin, ExpressionsMixin, PointersMixin
         return f"cuport_{base}{self._tmp}"
 
     def fail(self, node, what, code="CP907"):
-        self.t.unsupported(node, what, code)
+        self.t.unsupported(node if node is not None else self.at_stmt, what, code)
 
     def access(self, root: Root, mode: str):
-        s = self.roots_rw.setdefault(root.key, set())
-        s.update(mode)
+        for k in (root.key, *self.root_aliases.get(root.key, ())):
+            self.roots_rw.setdefault(k, set()).update(mode)
+
+    def alias_root(self, bound: Root, other: Root):
+        """A pointer bound to `bound` re-pointed to `other` (OpenCL keeps the C pointer): what is done through
+        the binding may reach `other`, so `other` gets every access of `bound`, before and after."""
+        if other.key == bound.key:
+            return
+        self.root_aliases.setdefault(bound.key, set()).add(other.key)
+        self.roots_rw.setdefault(other.key, set()).update(self.roots_rw.get(bound.key, set()))
 
     def is_device_global(self, decl) -> bool:
         return device_globals.is_device_global(self, decl)
@@ -176,6 +186,7 @@ class KernelEmitter(TypesMixin, StatementsMixin, ExpressionsMixin, PointersMixin
         if body is None:
             self.fail(fn.node, f"kernel `{fn.name}` without a body")
         self.block_children(body)
+        self.resolve_pending(self.frame)
         self.t.end_kernel(self)
         return self
 
@@ -291,12 +302,14 @@ class KernelEmitter(TypesMixin, StatementsMixin, ExpressionsMixin, PointersMixin
         return [(self.t.ident(f), self.decl_type(n)) for f, n in self.u.structs[name]]
 
     # ------------------------------------------------------------------ results
-    def shared_bytes(self):
+    def shared_bytes(self, cuda=False):
+        """Static shared bytes; cuda: with the per-warp arrays at their CUDA size (before warp_sizing)."""
         total = 0
         for s in self.shared.values():
             if s["extern"]:
                 continue
-            size = ct.c_size(s["type"], {k: self.struct_fields(k) for k in self.struct_used})
+            t = s.get("cuda_type", s["type"]) if cuda else s["type"]
+            size = ct.c_size(t, {k: self.struct_fields(k) for k in self.struct_used})
             total += size or 0
         return total
 

@@ -544,7 +544,10 @@ class GlslTarget(GlslBuiltins, Target):
 
     def pointer_decl(self, em, d, t, name, init) -> list[str]:
         if init is None:
-            em.fail(d, f"the uninitialised pointer `{d.spelling}`")
+            # an element offset into the array its first assignment points into (every later one: the same)
+            var = em.fresh(name + "_off")
+            em.pending_pointer(d, "", E(var, I32))
+            return [f"int {var} = 0;  // {d.spelling}: bound by its first assignment"]
         root, off = em.ptr(init)
         assigned = id(d) in em.an.assigned
         if root.kind in ("scalar", "shared_scalar"):
@@ -580,9 +583,15 @@ class GlslTarget(GlslBuiltins, Target):
         return b.root, E(text, I32, PREC_PRIMARY if op.startswith("post") else PREC_UNARY)
 
     def pointer_assign(self, em, n, a_n, b_n, op) -> E:
-        b = self._var_binding(em, a_n)
         if op == "=":
             root, off = em.ptr(b_n)
+            if root.kind in ("buffer", "shared", "local", "constant", "param_array") and root.of is None:
+                em.bind_pending(a_n, root)     # a pointer declared without a value: bound here
+        b = self._var_binding(em, a_n)
+        if op == "=":
+            if b.root is None:
+                em.fail(n, f"the pointer `{a_n.text}` declared without a value and assigned `{b_n.text}` (GLSL "
+                           "keeps a pointer as an offset into one array)")
             if root.key != b.root.key:
                 em.fail(n, f"the pointer `{a_n.text}` re-pointed to another array (`{b_n.text}`)")
             ov = em.conv(off, I32) if off is not None else E("0", I32, lit=0)
@@ -615,7 +624,23 @@ class GlslTarget(GlslBuiltins, Target):
         if root.kind == "buffer" or root.kind == "shared":
             em.access(root, mode)
         idx = em.index(idx, node)
+        if root.flat:
+            return self._flat_index(em, root, idx)
         return f"{root.name}[{idx.text}]"
+
+    def _flat_index(self, em, root: Root, idx) -> str:
+        """Element `idx` of the flattened multi-dimensional array `root` (a row pointer's offset): one subscript
+        per dimension, `a[idx / n1][idx % n1]` (idx >= 0: C allows no element before the array's first)."""
+        out, dims = [], root.dims
+        for k in range(len(dims)):
+            inner = math.prod(dims[k + 1:])
+            e = idx
+            if inner != 1:
+                e = em.binary_value("/", e, E(self.literal(inner, idx.ct, em), idx.ct, lit=inner), None)
+            if k > 0:
+                e = em.binary_value("%", e, E(self.literal(dims[k], idx.ct, em), idx.ct, lit=dims[k]), None)
+            out.append(f"[{e.text}]")
+        return root.name + "".join(out)
 
     def _carrier(self, em, root: Root, node) -> Root | None:
         """The vector view that carries the scalar buffer (or scalar view) `root`, when its views were merged."""
@@ -633,9 +658,9 @@ class GlslTarget(GlslBuiltins, Target):
     # device function pointer parameters: specialise on where they point
     def pointer_param_key(self, em, root: Root):
         if root.kind in ("buffer", "shared", "constant", "shared_scalar"):
-            return ("global", root.key)
+            return ("global", root.key, root.flat)
         if root.kind in ("local", "param_array"):
-            return ("array", str(root.elem), root.dims)
+            return ("array", str(root.elem), root.dims, root.flat)
         if root.kind == "scalar":
             return ("scalar", str(root.elem))
         em.fail(None, f"a pointer into `{root.name}` passed to a function")
@@ -649,7 +674,7 @@ class GlslTarget(GlslBuiltins, Target):
             fr.ptrs[id(pnode)] = PtrBinding(root, None)
             return []
         if root.kind in ("local", "param_array"):
-            r = Root(pname, "param_array", root.elem, "private", pnode, root.dims)
+            r = Root(pname, "param_array", root.elem, "private", pnode, root.dims, flat=root.flat)
             var = pname + "_off"
             fr.ptrs[id(pnode)] = PtrBinding(r, E(var, I32))
             dims = "".join(f"[{d}]" for d in root.dims)

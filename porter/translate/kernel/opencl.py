@@ -475,7 +475,8 @@ class OpenclTarget(OpenclBuiltins, Target):
             r = n.ref
             b = em.frame.ptrs.get(id(r))
             if b is not None or r.kind in ("PARM_DECL", "VAR_DECL"):
-                if any(c.kind == "CUDASHARED_ATTR" for c in r.children) and em.name_of(r) not in em.shared:
+                if b is None and any(c.kind == "CUDASHARED_ATTR" for c in r.children) and \
+                        em.name_of(r) not in em.shared:
                     em.shared_decl(r)
                 if em.model.function_of(r) is None:
                     return E(em.global_var_ref(r, n), t)
@@ -504,6 +505,8 @@ class OpenclTarget(OpenclBuiltins, Target):
             if n.op.startswith("post"):
                 return E(f"{e.paren(1)}{n.op[4:]}", t)
             return E(f"{n.op}{e.paren(2)}", t, PREC_UNARY)
+        if k == "ARRAY_SUBSCRIPT_EXPR" and t.kind == "array":
+            return em.x(n)     # a row `a[i]` of a multi-dimensional array decays to a pointer in C too
         if k == "CONDITIONAL_OPERATOR":
             c = em.cond(n.children[0])
             a, b = self.native(em, n.children[1]), self.native(em, n.children[2])
@@ -527,10 +530,24 @@ class OpenclTarget(OpenclBuiltins, Target):
 
     def pointer_decl(self, em, d, t, name, init) -> list[str]:
         if init is None:
-            em.fail(d, f"the uninitialised pointer `{d.spelling}`")
+            # its address space (part of its type) is where its first assignment points
+            placeholder = f"/*cuport:pointer type of {name}*/"
+            em.pending_pointer(d, placeholder)
+            return [f"{placeholder} {name};"]
         root, _off = em.ptr(init)
         em.frame.ptrs[id(d)] = PtrBinding(root, None)
         return [f"{self._pointer_type(em, root, t)} {name} = {self.native(em, init).text};"]
+
+    def shared_pointer_decl(self, em, d, t, name) -> list[str]:
+        """A `__local` pointer variable at kernel scope (OpenCL allows `__local` variables there only), bound and
+        typed by its first assignment like a pointer declared without a value."""
+        if not em.frame.is_kernel:
+            em.fail(d, f"the `__shared__` pointer `{d.spelling}` in a device function (OpenCL declares `__local` "
+                       "variables at kernel scope only)")
+        placeholder = f"/*cuport:pointer type of {name}*/"
+        em.pending_pointer(d, placeholder)
+        em.local_decls.append(f"{placeholder} __local {name};")
+        return []
 
     def pointer_step(self, em, n, c, op) -> E:
         return self.native(em, n)
@@ -540,12 +557,17 @@ class OpenclTarget(OpenclBuiltins, Target):
         return root, None
 
     def pointer_assign(self, em, n, a_n, b_n, op) -> E:
+        if op == "=":
+            root_b, _ = em.ptr(b_n)
+            if em.bind_pending(a_n, root_b, self._pointer_type(em, root_b, em.ty(a_n))):
+                return E(f"{self.native(em, a_n).text} = {self.native(em, b_n).text}", em.ty(a_n), 14)
         root_a, _ = em.ptr(a_n)
         lhs = self.native(em, a_n)
         if op == "=":
             root_b, _ = em.ptr(b_n)
             if root_a.space != root_b.space:
                 em.fail(n, f"the pointer `{a_n.text}` re-pointed to another address space")
+            em.alias_root(root_a, root_b)   # writes through it may now reach root_b (its `const`, its access)
             return E(f"{lhs.text} = {self.native(em, b_n).text}", lhs.ct, 14)
         return E(f"{lhs.text} {op} {em.x(b_n).text}", lhs.ct, 14)
 

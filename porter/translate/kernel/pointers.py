@@ -22,6 +22,7 @@ class Root:
     decl: object = None
     dims: tuple = ()
     of: str | None = None      # a typed view (GLSL): the buffer whose binding it aliases
+    flat: bool = False         # a multi-dimensional array seen as its flattened elements (a row pointer `a[i]`)
 
     @property
     def key(self):
@@ -100,6 +101,8 @@ class PointersMixin:
                 self.fail(s, f"pointer `{s.spelling}` declared outside this file")
             b = fr.ptrs.get(id(r))
             if b is not None:
+                if b.root is None:
+                    self.fail(s, f"the pointer `{s.spelling}` used before a value is assigned to it")
                 return self.t.binding_value(self, b)
             root = self.root_of_decl(r, s)
             if root is not None:
@@ -167,12 +170,69 @@ class PointersMixin:
             oa, ob = self.conv(oa, t), self.conv(ob, t)
             return ra, E(f"{c.paren(PREC_COND - 1)} ? {oa.paren(PREC_ASSIGN)} : {ob.paren(PREC_COND)}", t, PREC_COND)
         if k == "ARRAY_SUBSCRIPT_EXPR":
-            self.fail(s, f"a pointer into a multi-dimensional array `{s.text}`")
+            return self.row_ptr(s)
         if k == "CALL_EXPR":
             self.fail(s, f"a pointer returned by `{self.callee_name(s)}`")
         if k in ("INTEGER_LITERAL", "CXX_NULL_PTR_LITERAL_EXPR", "GNU_NULL_EXPR"):
             self.fail(s, "a null pointer")
         self.fail(s, f"the pointer expression `{s.text}`")
+
+    # ------------------------------------------------------------------ pointers declared without a value
+    def pending_pointer(self, d, placeholder: str, off=None):
+        """`T *p;`: bound by its first assignment (in emission order: a use before it is refused), every later
+        one checked against it by the target; `placeholder` in the emitted lines stands for what the binding
+        decides (OpenCL: the pointer's type with its address space)."""
+        if id(d) not in self.an.assigned:
+            self.fail(d, f"the uninitialised pointer `{d.spelling}`")
+        self.frame.ptrs[id(d)] = PtrBinding(None, off)
+        self.frame.pending[id(d)] = (d, placeholder, None)
+
+    def bind_pending(self, a_n, root: Root, text: str = "") -> PtrBinding | None:
+        """The first assignment `p = ...` of a pending pointer p: bind it to `root`; None when a_n is not one."""
+        s = a_n.strip
+        if s.kind != "DECL_REF_EXPR" or s.ref is None:
+            return None
+        b = self.frame.ptrs.get(id(s.ref))
+        if b is None or b.root is not None:
+            return None
+        d, placeholder, _ = self.frame.pending[id(s.ref)]
+        b.root = root
+        self.frame.pending[id(s.ref)] = (d, placeholder, text)
+        return b
+
+    def resolve_pending(self, fr):
+        """End of a function: the pointers declared without a value get what their first assignment decided."""
+        for d, placeholder, text in fr.pending.values():
+            if text is None:
+                self.fail(d, f"the uninitialised pointer `{d.spelling}` (no assignment to it is translated)")
+            self.lines[:] = [ln.replace(placeholder, text) for ln in self.lines]
+            if fr.is_kernel and hasattr(self, "local_decls"):     # an OpenCL `__local` pointer (kernel scope)
+                self.local_decls[:] = [ln.replace(placeholder, text) for ln in self.local_decls]
+
+    def row_ptr(self, s):
+        """`a[i]` of a multi-dimensional array, decayed to a pointer to its first element: the array flattened
+        (C lays rows out contiguously) at element offset i * (elements per row)."""
+        base_n, idx_n = s.children
+        t, bt = self.ty(s), self.ty(base_n)
+        if t.kind != "array" or bt.kind != "array" or any(d is None for d in t.dims):
+            self.fail(s, f"a pointer into a multi-dimensional array `{s.text}`")
+        root, off = self.ptr(base_n)
+        if not root.flat:
+            if root.elem.kind != "array" or root.kind not in ("shared", "local", "constant", "param_array") or \
+                    any(d is None for d in root.dims):
+                self.fail(s, f"a pointer into a multi-dimensional array `{s.text}`")
+            if off is not None:      # off counts rows of the root (an array parameter bound to `a + k`)
+                off = self._scaled(off, math.prod(root.elem.dims))
+            root = replace(root, elem=root.elem.elem, flat=True)
+        return root, self.add_offset(off, self._scaled(self.x(idx_n), math.prod(t.dims)), "+")
+
+    def _scaled(self, e: E, k: int) -> E:
+        if k == 1:
+            return e
+        dt = ct.promote(e.ct)
+        if isinstance(e.lit, int) and not isinstance(e.lit, bool):
+            return E(self.t.literal(e.lit * k, dt, self), dt, lit=e.lit * k)
+        return self.binary_value("*", self.conv(e, dt), E(self.t.literal(k, dt, self), dt, lit=k), None)
 
     # ------------------------------------------------------------------ reinterpreting casts
     def view(self, s, inner_n, root: Root, off, new: CType):
@@ -268,7 +328,8 @@ class PointersMixin:
         if s.kind == "DECL_REF_EXPR" and s.ref is not None:
             r = s.ref
             b = self.frame.ptrs.get(id(r))
-            if r.kind == "PARM_DECL" and b is not None and b.off is None and b.root.kind == "buffer" and \
+            if r.kind == "PARM_DECL" and b is not None and b.off is None and b.root is not None and \
+                    b.root.kind == "buffer" and \
                     b.root.decl is r:
                 return True                  # a kernel buffer parameter never re-pointed
             if r.kind == "VAR_DECL" and id(r) not in self.an.assigned:
@@ -407,11 +468,22 @@ class PointersMixin:
     def ptr_index(self, base_n, idx_n, mode) -> str:
         """`p[i]` for a pointer p."""
         root, off = self.ptr(base_n)
+        self._flat_pure(root, base_n, idx_n)
         i = self.x(idx_n)
         return self.t.deref(self, root, off, i, mode, base_n)
+
+    def _flat_pure(self, root, *ns):
+        """GLSL spells an element of a flattened array with its offset once per dimension: it must have no
+        side effects."""
+        if root.flat and not self.t.native_pointers:
+            for n in ns:
+                if not self._pure(n):
+                    self.fail(n, f"`{n.text}` (an index with side effects through a pointer into a multi-dimensional"
+                                 " array)")
 
     def ptr_lvalue(self, n, mode, deref=True) -> str:
         """`*p` (deref) for a pointer-valued expression n."""
         root, off = self.ptr(n)
+        self._flat_pure(root, n)
         return self.t.deref(self, root, off, None, mode, n)
 

@@ -9,7 +9,9 @@ reference semantics unless, during the call, the storage is also reached another
   * another argument of the same call overlaps it (a reference, or a pointer GLSL passes as a copied array or
     as the buffer/shared array itself) and the callee writes through one of them: the copies diverge and the
     copy-out order is undefined in GLSL. Overlap is decided on (storage, member/index path); indices are
-    compared as `e + c` forms, anything unknown may overlap;
+    compared as `e + c` forms, anything unknown may overlap. A multi-dimensional array reached through a row
+    pointer (`p = a[i]`, an element offset) is compared with its subscripts `a[i][j]` as flat element offsets:
+    only constant subscripts convert, anything else may overlap;
   * another thread: the storage is shared or buffer memory and the callee synchronises (a barrier or fence
     makes other threads' writes visible in CUDA, not in a copy), or the callee declares an `extern __shared__`
     array (the same memory under another name).
@@ -21,8 +23,9 @@ into temporaries at the declaration; OpenCL declares a pointer. Distinct kernel 
 overlap, as everywhere else in these translations (they are distinct bindings)."""
 from __future__ import annotations
 
+import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel.target import PREC_UNARY, E
@@ -37,8 +40,9 @@ class Place:
     """Where an lvalue lives: storage identity (a Root key), address space and the member/index path."""
     key: tuple
     space: str                 # global | local | private | constant
-    path: tuple = ()           # ("m", name) | ("i", index key)
+    path: tuple = ()           # ("m", name) | ("i", index key) | ("f", flat element offset key)
     vector_part: bool = False  # a component of a vector (no address in OpenCL C)
+    dims: tuple = ()           # the storage's array dimensions (to flatten subscripts)
 
 
 @dataclass
@@ -84,15 +88,43 @@ def _may_equal(a, b) -> bool:
     return True
 
 
+def _flat_path(path: tuple, dims: tuple) -> tuple | None:
+    """path with its leading subscripts (one per dimension of `dims`) as one flat element offset ("f"), or None
+    when they are not all constants."""
+    if not path or path[0][0] == "f":
+        return path
+    n = len(dims)
+    run = path[:n]
+    if n < 2 or len(run) < n or any(x[0] != "i" or x[1] is None or x[1][0] != "c" for x in run) or \
+            any(d is None for d in dims):
+        return None
+    flat = sum(x[1][1] * math.prod(dims[k + 1:]) for k, x in enumerate(run))
+    return (("f", ("c", flat)),) + path[n:]
+
+
+def _is_flat(path: tuple) -> bool:
+    return bool(path) and path[0][0] == "f"
+
+
 def overlap(p: Place, q: Place) -> bool:
     if p.key != q.key:
         return False
-    for x, y in zip(p.path, q.path):
+    pp, qp = p.path, q.path
+    if _is_flat(pp) != _is_flat(qp):            # a row pointer's element offset vs subscripts
+        pp, qp = _flat_path(pp, p.dims or q.dims), _flat_path(qp, q.dims or p.dims)
+        if pp is None or qp is None:
+            return True
+    for x, y in zip(pp, qp):
         if x[0] == "m" and y[0] == "m" and x[1] != y[1]:
             return False
-        if x[0] == "i" and y[0] == "i" and not _may_equal(x[1], y[1]):
+        if x[0] == y[0] and x[0] in ("i", "f") and not _may_equal(x[1], y[1]):
             return False
     return True
+
+
+def _ptr_place(root, off, idx_n=None) -> Place:
+    """The element `idx_n` (None: 0) of pointer (root, off); a flattened root's offset counts its elements."""
+    return Place(root.key, root.space, (("f" if root.flat else "i", _index_key(idx_n, off)),), dims=root.dims)
 
 
 def _bare(n):
@@ -119,10 +151,10 @@ def place(em, n) -> Place | None:
             return None
         if id(r) in fr.ptrs:                       # an array parameter bound to a root
             root, _off = em.ptr(s)
-            return Place(root.key, root.space)
+            return Place(root.key, root.space, dims=root.dims)
         if t.kind == "array":
             root = em.root_of_decl(r, s)
-            return Place(root.key, root.space)
+            return Place(root.key, root.space, dims=root.dims)
         shared = any(c.kind == "CUDASHARED_ATTR" for c in r.children)
         if shared:
             if em.name_of(r) not in em.shared:
@@ -134,16 +166,16 @@ def place(em, n) -> Place | None:
         bt = em.ty(base_n)
         if bt.kind == "pointer" or (bt.kind == "array" and em._decays_to_root(base_n)):
             root, off = em.ptr(base_n)
-            return Place(root.key, root.space, (("i", _index_key(idx_n, off)),))
+            return _ptr_place(root, off, idx_n)
         base = place(em, base_n)
         if base is None:
             return None
         if bt.kind == "vector":
-            return Place(base.key, base.space, base.path + (("m", str(idx_n.value)),), True)
-        return Place(base.key, base.space, base.path + (("i", _index_key(idx_n)),))
+            return replace(base, path=base.path + (("m", str(idx_n.value)),), vector_part=True)
+        return replace(base, path=base.path + (("i", _index_key(idx_n)),))
     if k == "MEMBER_REF_EXPR" and (not s.children or s.children[0].strip.kind == "CXX_THIS_EXPR"):
         base = self_place(em)                      # a member of the method's own object
-        return Place(base.key, base.space, base.path + (("m", s.spelling),)) if base is not None else None
+        return replace(base, path=base.path + (("m", s.spelling),)) if base is not None else None
     if k == "UNARY_OPERATOR" and s.op == "*" and s.children and s.children[0].strip.kind == "CXX_THIS_EXPR":
         return self_place(em)
     if k == "MEMBER_REF_EXPR" and s.children:
@@ -153,17 +185,17 @@ def place(em, n) -> Place | None:
         arrow = "->" in em.model.source.slice(base_n.end, s.end)
         if arrow:
             root, off = em.ptr(base_n)
-            base = Place(root.key, root.space, (("i", _index_key(None, off)),))
+            base = _ptr_place(root, off)
             vec = em.ty(base_n).kind == "pointer" and em.ty(base_n).elem.kind == "vector"
         else:
             base = place(em, base_n)
             vec = em.ty(base_n).kind == "vector"
         if base is None:
             return None
-        return Place(base.key, base.space, base.path + (("m", s.spelling),), vec or base.vector_part)
+        return replace(base, path=base.path + (("m", s.spelling),), vector_part=vec or base.vector_part)
     if k == "UNARY_OPERATOR" and s.op == "*":
         root, off = em.ptr(s.children[0])
-        return Place(root.key, root.space, (("i", _index_key(None, off)),))
+        return _ptr_place(root, off)
     return None
 
 

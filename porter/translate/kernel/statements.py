@@ -68,13 +68,17 @@ class StatementsMixin:
         self.indent -= 1
 
     def stmt(self, n):
-        k = n.kind
-        m = getattr(self, "s_" + k, None)
-        if m is not None:
-            return m(n)
-        if k.endswith("_EXPR") or k.endswith("_OPERATOR") or k.endswith("_LITERAL"):
-            return self.expr_stmt(n)
-        self.fail(n, f"statement `{k.lower()}`")
+        prev, self.at_stmt = self.at_stmt, n      # where a refusal without a node of its own points
+        try:
+            k = n.kind
+            m = getattr(self, "s_" + k, None)
+            if m is not None:
+                return m(n)
+            if k.endswith("_EXPR") or k.endswith("_OPERATOR") or k.endswith("_LITERAL"):
+                return self.expr_stmt(n)
+            self.fail(n, f"statement `{k.lower()}`")
+        finally:
+            self.at_stmt = prev
 
     def s_COMPOUND_STMT(self, n):
         self.emit("{")

@@ -265,6 +265,10 @@ class Target(abc.ABC):
     def pointer_decl(self, em, d, t, name, init):
         """Declaration lines of the local pointer variable `d` of type `t` initialised with `init`."""
 
+    def shared_pointer_decl(self, em, d, t, name) -> list[str]:
+        """`__shared__ T *p;`: a pointer the whole block shares."""
+        em.fail(d, f"the `__shared__` pointer `{d.spelling}`")
+
     @abc.abstractmethod
     def pointer_step(self, em, n, c, op):
         """`p++` / `p--` / `++p` / `--p` (op) on the local pointer of node `c`."""

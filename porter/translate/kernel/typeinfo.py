@@ -291,6 +291,8 @@ class TypesMixin:
 
     def var_decl(self, d) -> list[str]:
         if any(c.kind == "CUDASHARED_ATTR" for c in d.children):
+            if self.decl_type(d).kind == "pointer":
+                return self.t.shared_pointer_decl(self, d, self.decl_type(d), self.name_of(d))
             self.shared_decl(d)
             return []
         if any(c.kind == "CUDACONSTANT_ATTR" for c in d.children):

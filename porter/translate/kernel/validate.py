@@ -141,6 +141,23 @@ LIMITS = {
 }
 
 
+def _dims(dims) -> str:
+    return "".join(f"[{d}]" for d in dims)
+
+
+def _warp_sized(em, dynamic, lim) -> str:
+    """Why the static size grew, when per-warp arrays were given slots for the narrowest subgroup."""
+    grown = [i for i in em.shared.values() if "cuda_type" in i]
+    if not grown:
+        return ""
+    names = ", ".join(f"`{i['node'].spelling}` {_dims(i['cuda_type'].dims)} -> {_dims(i['dims'])}"
+                      for i in grown[:4])
+    more = f" and {len(grown) - 4} more" if len(grown) > 4 else ""
+    cuda = em.shared_bytes(cuda=True) + dynamic
+    return (f": the per-warp arrays ({names}{more}) have a slot for each warp of the narrowest subgroup "
+            f"{lim.api} allows ({grown[0]['min_warp']} lane(s)); at 32-lane warps the kernel needs {cuda} bytes")
+
+
 def limit_problems(target_name: str, em) -> list[tuple[str, object, str]]:
     """[(severity, node or None, message)] for what the target cannot run: a work-group size of 0 or past the
     limits, a zero-length array, shared memory past the limit."""
@@ -172,7 +189,8 @@ def limit_problems(target_name: str, em) -> list[tuple[str, object, str]]:
     total = static + (dynamic or 0)
     if total > lim.shared_bytes:
         out.append(("error", None, f"{total} bytes of shared memory ({static} static + {dynamic or 0} dynamic) "
-                    f"are past the {lim.api} limit of {lim.shared_bytes} ({lim.shared_limit_name})"))
+                    f"are past the {lim.api} limit of {lim.shared_bytes} ({lim.shared_limit_name})"
+                    f"{_warp_sized(em, dynamic or 0, lim)}"))
     elif total > lim.shared_portable:
         out.append(("warning", None, f"{total} bytes of shared memory need {lim.shared_limit_name} >= {total} "
                     f"({lim.api} guarantees {lim.shared_portable}): check the device's limit"))
