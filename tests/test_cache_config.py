@@ -90,6 +90,37 @@ def test_warm_run_from_another_spelling_reports_that_spelling(tmp_path):
     assert "./k.cu:2:14: CP102" in r.stdout
 
 
+def test_a_changed_header_invalidates_its_includers_entry(tmp_path):
+    # the key hashes the file itself: before, editing the header it includes left the old findings in the cache
+    (tmp_path / "k.cu").write_text('#include "warp.cuh"\n#include <cstdio>\n'
+                                   "__global__ void k(float *a) {\n  int lane = threadIdx.x % WARP;\n  a[lane] = 1.0f;\n}\n")
+    (tmp_path / "warp.cuh").write_text("#define WARP warpSize\n")
+    first = cuport("lint", "--output-format", "concise", "k.cu", cwd=tmp_path)
+    assert first.returncode == 0, first.stdout
+    deps = json.load(open(_entry(tmp_path)))["deps"]
+    assert deps == [[str(tmp_path / "warp.cuh"), _sha(b"#define WARP warpSize\n")]], deps   # no stub, no <cstdio>
+    (tmp_path / "warp.cuh").write_text("#define WARP 32\n")
+    second = cuport("lint", "--output-format", "concise", "k.cu", cwd=tmp_path)
+    assert second.returncode == 1 and "k.cu:4:14: CP102" in second.stdout, second.stdout
+    assert cuport("lint", "--output-format", "concise", "k.cu", cwd=tmp_path).stdout == second.stdout   # a hit now
+
+
+def test_a_quoted_include_that_appears_invalidates_the_entry(tmp_path):
+    (tmp_path / "k.cu").write_text('#include "later.cuh"\n'
+                                   "__global__ void k(float *a) {\n  int lane = threadIdx.x % WARP;\n  a[lane] = 1.0f;\n}\n")
+    cuport("lint", "--output-format", "concise", "k.cu", cwd=tmp_path)
+    deps = json.load(open(_entry(tmp_path)))["deps"]
+    assert deps == [[str(tmp_path / "later.cuh"), None]], deps
+    (tmp_path / "later.cuh").write_text("#define WARP 32\n")
+    r = cuport("lint", "--output-format", "concise", "k.cu", cwd=tmp_path)
+    assert "k.cu:3:14: CP102" in r.stdout, r.stdout
+
+
+def _sha(data: bytes) -> str:
+    import hashlib
+    return hashlib.sha256(data).hexdigest()
+
+
 # --- config -----------------------------------------------------------------------------------------------------
 
 CONFIG_ERRORS = [

@@ -1,5 +1,9 @@
 """Content-hash cache: .cuport_cache/<version>/<settings-hash>/<sha256(path+content)>.json.
 
+An entry also lists the files the parse read (project headers, with the sha256 of their content) and the quoted
+includes it did not find: a hit needs every one of them unchanged (a header that now defines `WARP` as 32
+changes the includer's findings; its content is not part of the key).
+
 The cache directory is untrusted input (another version, a truncated write, a hand edit, a file copied from
 elsewhere): an entry that is not exactly what `put` writes for this key is a miss, and the next `put`
 rewrites it. `get` never raises."""
@@ -12,7 +16,7 @@ import stat
 from porter import __version__
 from porter.diagnostics import Applicability, Diagnostic, Edit, Fix
 
-FORMAT = 2
+FORMAT = 3
 _SEVERITIES = {"error", "warning", "info"}
 
 
@@ -42,18 +46,20 @@ class Cache:
             if not isinstance(raw, dict) or raw.get("format") != FORMAT or raw.get("key") != key:
                 return None
             diags = raw.get("diagnostics")
-            if not isinstance(diags, list):
+            if not isinstance(diags, list) or not _unchanged(raw.get("deps")):
                 return None
             return [_load(d) for d in diags]
         except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
             return None
 
-    def put(self, key: str, diags) -> None:
+    def put(self, key: str, diags, dependencies=()) -> None:
         tmp = os.path.join(self.dir, f".{key}.{os.getpid()}.tmp")
         try:
+            deps = [[p, _digest(p)] for p in dependencies]
             os.makedirs(self.dir, exist_ok=True)
             with open(tmp, "w", encoding="utf-8") as fh:
-                json.dump({"format": FORMAT, "key": key, "diagnostics": [_dump(d) for d in diags]}, fh)
+                json.dump({"format": FORMAT, "key": key, "deps": deps,
+                           "diagnostics": [_dump(d) for d in diags]}, fh)
             os.replace(tmp, os.path.join(self.dir, key + ".json"))
         except OSError:
             try:
@@ -61,6 +67,28 @@ class Cache:
             except OSError:
                 pass
             # a read-only tree just means no cache
+
+
+def _digest(path: str) -> str | None:
+    """sha256 of the file's content; None when it does not exist (or cannot be read)."""
+    from porter.source import sha256
+    try:
+        with open(path, "rb") as fh:
+            return sha256(fh.read()).hexdigest()
+    except OSError:
+        return None
+
+
+def _unchanged(deps) -> bool:
+    if not isinstance(deps, list):
+        return False
+    for d in deps:
+        if not isinstance(d, list) or len(d) != 2 or not isinstance(d[0], str) or \
+                (d[1] is not None and not isinstance(d[1], str)):
+            return False
+        if _digest(d[0]) != d[1]:
+            return False
+    return True
 
 
 def _dump(d: Diagnostic) -> dict:

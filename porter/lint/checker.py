@@ -22,17 +22,19 @@ _SYNTAX_CATEGORIES = clang_errors.SYNTAX_CATEGORIES
 
 
 class LintResult(Record):
-    """The diagnostics of one file."""
+    """The diagnostics of one file, and the other files its parse read or looked for (`dependencies`)."""
     path: str
     diagnostics: list[Diagnostic]
     source: SourceFile | None
     parse_errors: int
+    dependencies: list
 
-    def __init__(self, path, diagnostics=None, source=None, parse_errors=0):
+    def __init__(self, path, diagnostics=None, source=None, parse_errors=0, dependencies=None):
         self.path = path
         self.diagnostics = [] if diagnostics is None else diagnostics
         self.source = source
         self.parse_errors = parse_errors
+        self.dependencies = [] if dependencies is None else dependencies
 
 
 def parse_error_diagnostics(model, ctx: LintContext) -> int:
@@ -107,6 +109,7 @@ def lint_source(source: SourceFile, settings=None, parse_options: ParseOptions |
     model = build_model(source, opts)
     diags = run_rules(model, enabled, settings)
     parse_errors = syntax_error_count(model)
+    deps = dependencies(model)
     model.release()          # nothing below needs it: free it (and its translation unit) now
     del model
     diags += _device_branch_diagnostics(source, opts, enabled, settings, diags)
@@ -126,7 +129,36 @@ def lint_source(source: SourceFile, settings=None, parse_options: ParseOptions |
             source.locate(d)
         diags += extra
     diags.sort(key=Diagnostic.sort_key)
-    return LintResult(source.path, diags, source, parse_errors)
+    return LintResult(source.path, diags, source, parse_errors, deps)
+
+
+_NOT_FOUND = re.compile(r"^'([^']+)' file not found")
+
+
+def dependencies(model) -> list:
+    """The files besides the source that its findings depend on: every header the parse included except cuport's
+    own stubs, and (None-marked) the quoted includes clang did not find next to their includer, whose later
+    appearance changes the parse. A cached result is reused only while all of them are as they were."""
+    from porter.frontend.parse import SHIM_DIR
+    import os
+    # cuport's stubs and system headers (the realistic-headers fallback reads hundreds) change with an install
+    own = (SHIM_DIR + os.sep, "/usr/", "/opt/", sys.prefix + os.sep, sys.base_prefix + os.sep)
+    found, absent = set(), set()
+    tu = getattr(model, "tu", None)
+    if tu is not None:
+        try:
+            for inc in tu.get_includes():
+                name = inc.include.name if inc.include is not None else None
+                if name and not os.path.realpath(name).startswith(own):
+                    found.add(os.path.abspath(name))
+        except Exception:           # no include list: no dependencies to check beyond the source itself
+            pass
+    for e in getattr(model, "errors", None) or ():
+        m = _NOT_FOUND.match(e.message or "")
+        if m and not os.path.isabs(m.group(1)):
+            where = os.path.dirname(os.path.abspath(e.file or model.source.path))
+            absent.add(os.path.normpath(os.path.join(where, m.group(1))))
+    return sorted(found) + sorted(absent - found)
 
 
 _ARCH_IF = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif)\b[^\n]*\b__CUDA_ARCH__\b", re.M)

@@ -99,7 +99,7 @@ def _lint_one(task, probe=False):
         return path, out.result.diagnostics, out.text, out.fixed, None, out.refused
     res = lint_source(src, settings, ignore_noqa=ignore_noqa)
     if cache is not None:
-        cache.put(key, res.diagnostics)
+        cache.put(key, res.diagnostics, res.dependencies)
     return path, res.diagnostics, src.text, {}, None, None
 
 
