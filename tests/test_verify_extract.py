@@ -47,3 +47,22 @@ def test_line_numbers_match():
     src = SOURCE.splitlines()
     line = next(i for i, s in enumerate(src) if "__global__ void scale" in s)
     assert out[line] == src[line]
+
+
+def test_constexpr_constants_initialised_with_parentheses_are_kept():
+    # `constexpr unsigned int threadsLv1(128);` (HeCBench marchingCubes' style) looked like a prototype and was
+    # dropped: NVRTC then failed on every kernel using it (found running the scans fixture on an H200)
+    src = ("constexpr unsigned int threadsLv1(128);\nstatic constexpr float k(2.0f);\nvoid launch(float* x);\n"
+           "__global__ void g(unsigned *o) { o[0] = threadsLv1; }\n")
+    out = device_code(src)
+    assert "constexpr unsigned int threadsLv1(128);" in out and "static constexpr float k(2.0f);" in out
+    assert "void launch" not in out and out.count("\n") == src.count("\n")
+
+
+def test_nvrtc_code_declares_cstdint_and_keeps_line_numbers():
+    from porter.verify.backends.cuda import nvrtc_code
+    src = "#include <cstdint>\n__global__ void g(int64_t *o) { o[0] = 1; }\n"
+    code = nvrtc_code(src)
+    head, body = code.split("#line 1\n")
+    assert "typedef long int64_t;" in head and "typedef unsigned long uint64_t;" in head
+    assert body.splitlines()[1] == "__global__ void g(int64_t *o) { o[0] = 1; }"

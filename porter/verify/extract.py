@@ -11,6 +11,7 @@ import re
 
 DEVICE_WORDS = re.compile(r"\b(__global__|__device__|__constant__|__shared__|__managed__|__launch_bounds__)\b")
 TYPE_START = re.compile(r"^\s*(template\s*<.*?>\s*)?(typedef|using|struct|class|union|enum)\b", re.S)
+CONSTEXPR = re.compile(r"^\s*(static\s+|inline\s+)*constexpr\b")
 LINKAGE = re.compile(r'^\s*(namespace(\s+\w+)?|extern\s+"C(\+\+)?")\s*$')
 
 
@@ -81,6 +82,8 @@ def _keep(header: str, has_body: bool) -> bool:
         return True
     if has_body:
         return False            # a host function
+    if CONSTEXPR.match(header):
+        return True             # `constexpr unsigned n(128);`: a constant (a prototype would be harmless too)
     # A declaration: keep constants and variables, drop host function prototypes.
     depth = 0
     for c in header:

@@ -54,6 +54,19 @@ LIMITS = ("-DFLT_MAX=3.402823466e+38F", "-DFLT_MIN=1.175494351e-38F", "-DFLT_EPS
           "-DINFINITY=__int_as_float(0x7f800000)", "-DNAN=__int_as_float(0x7fffffff)")
 
 
+# <cstdint>'s types as glibc (LP64) and hip_compat_nvrtc.h declare them, which NVRTC does not (int64_t in a kernel's
+# signature); `#line 1` keeps the source's line numbers in NVRTC's messages
+STDINT = ("typedef signed char int8_t; typedef unsigned char uint8_t; typedef short int16_t; "
+          "typedef unsigned short uint16_t; typedef int int32_t; typedef unsigned int uint32_t; "
+          "typedef long int64_t; typedef unsigned long uint64_t;\n#line 1\n")
+
+
+def nvrtc_code(source_text: str) -> str:
+    """The source as NVRTC compiles it: its device part (host code and #includes blanked), <cstdint> declared."""
+    from porter.verify.extract import device_code
+    return STDINT + device_code(source_text)
+
+
 def _kernel_params(code: str, kernel: str) -> str:
     """The text of the parameter lists of `__global__` functions named `kernel` (every overload)."""
     import re
@@ -136,10 +149,8 @@ def run_nvrtc(case, code: str, sizes, arrays, repeat: int = 1) -> RunOutput:
 
 
 def run(case, source_text, manifest, sizes, arrays, *, variant=None, repeat=1) -> RunOutput:
-    from porter.verify.extract import device_code
-    return run_nvrtc(case, device_code(source_text), sizes, arrays, repeat)
+    return run_nvrtc(case, nvrtc_code(source_text), sizes, arrays, repeat)
 
 
 def open_session(case, source_text, manifest, sizes, arrays, *, variant=None) -> NvrtcSession:
-    from porter.verify.extract import device_code
-    return NvrtcSession(case, device_code(source_text), sizes, arrays)
+    return NvrtcSession(case, nvrtc_code(source_text), sizes, arrays)
