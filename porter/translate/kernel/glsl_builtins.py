@@ -207,6 +207,8 @@ class GlslBuiltins:
                 k = self.constant_exponent(em, args[1])
                 if k is not None:
                     return self.int_power(em, em.conv(em.x(args[0]), F64), k)
+            if ft == F64 and hit.row.f64_helper:
+                return self.double_helper(em, hit.base, [em.conv(em.x(a), F64) for a in args])
             if ft == F64 and not hit.row.glsl_f64:
                 em.fail(n, f"double-precision `{name}` (GLSL has it for 32-bit floats only)")
             xs = [em.conv(em.x(a), ft) for a in args]
@@ -353,6 +355,27 @@ class GlslBuiltins:
         hname = f"cuport_pow{'m' if k < 0 else ''}{n}_double"
         em.helper(hname, f"double {hname}(double x)\n{{\n{body}\n}}")
         return E(f"{hname}({x.text})", F64)
+
+    def double_helper(self, em, base, xs) -> E:
+        """Double-precision math GLSL has for floats only (rows with glsl_f64 = helper in intrinsics.csv)."""
+        self.type_name(ct.U64, em)      # uint64BitsToDouble: the 64-bit integer extension
+        bodies = {
+            # x = m * 2^e with m in [sqrt(1/2), sqrt(2)); log(m) = 2 atanh(s), s = (m - 1) / (m + 1) (m - 1 is
+            # exact), |s| < 0.1716: the series to s^23 leaves < 1e-18; ln 2 in two parts keeps e * ln 2 exact
+            "log": "if (!(x > 0.0LF) || isinf(x))\n"
+                   "        return x == 0.0LF ? -uint64BitsToDouble(0x7ff0000000000000UL)\n"
+                   "                          : (x > 0.0LF ? x : uint64BitsToDouble(0x7ff8000000000000UL));\n"
+                   "    int e, k = 0;\n"
+                   "    if (x < 2.2250738585072014e-308LF) { x *= 18014398509481984.0LF; k = 54; }  // subnormal: 2^54\n"
+                   "    double m = frexp(x, e);\n    e -= k;\n"
+                   "    if (m < 0.70710678118654752440LF) { m *= 2.0LF; e -= 1; }\n"
+                   "    double s = (m - 1.0LF) / (m + 1.0LF), z = s * s, p = 1.0LF / 23.0LF;\n"
+                   + "".join(f"    p = p * z + 1.0LF / {k}.0LF;\n" for k in range(21, 0, -2)) +
+                   "    return double(e) * 6.93147180369123816490e-01LF + "
+                   "(2.0LF * s * p + double(e) * 1.90821492927058770002e-10LF);",
+        }
+        hname = em.helper(f"cuport_{base}_double", f"double cuport_{base}_double(double x)\n{{\n    {bodies[base]}\n}}")
+        return E(f"{hname}({xs[0].text})", F64)
 
     def math_helper(self, em, base, ft, xs, n) -> E:
         """CUDA math functions GLSL has no builtin for, with C's definitions (round: halfway away from zero,

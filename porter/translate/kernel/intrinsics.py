@@ -6,7 +6,8 @@ Columns: cuda (the name; a `math` row covers the float variant `namef` too), kin
 prototype in INT_SIGNATURES, a template becoming a helper function so each argument is evaluated once), glsl and
 opencl (the spelling: a
 function name, `helper` for a GLSL helper function cuport writes, a template with {0}, {1}... for the arguments,
-or empty: the target does not translate it), glsl_f64 (whether GLSL has the double overload), extension (what
+or empty: the target does not translate it), glsl_f64 (whether GLSL has the double overload: yes, no, or `helper`
+for a double helper function cuport writes, glsl_builtins.double_helper), extension (what
 the spelling needs beyond what the types already require), precision (how the result differs from CUDA's).
 
     python -m porter.translate.kernel.intrinsics            # rewrite docs/intrinsics.md
@@ -32,6 +33,7 @@ class Intrinsic:
     glsl_f64: bool
     extension: str
     precision: str
+    f64_helper: bool = False       # the double overload is a helper cuport writes (GLSL has float only)
 
     def spelling(self, target: str) -> str:
         return getattr(self, target)
@@ -61,8 +63,8 @@ def _rows() -> tuple[dict[str, Intrinsic], dict[str, Intrinsic]]:
         for r in csv.DictReader(fh):
             if r["kind"] not in ("math", "fast", "int") + _HALF_KINDS:
                 raise ValueError(f"{rules_path()}: {r['cuda']}: unknown kind {r['kind']!r}")
-            row = Intrinsic(r["cuda"], r["kind"], r["glsl"], r["opencl"], r["glsl_f64"] == "yes", r["extension"],
-                            r["precision"])
+            row = Intrinsic(r["cuda"], r["kind"], r["glsl"], r["opencl"], r["glsl_f64"] in ("yes", "helper"),
+                            r["extension"], r["precision"], r["glsl_f64"] == "helper")
             (half if r["kind"] in _HALF_KINDS else out)[r["cuda"]] = row
     return out, half
 
@@ -203,7 +205,7 @@ def render() -> str:
            "|---|---|---|---|---|---|"]
     for r in rows:
         if r.kind == "math":
-            f64 = "" if not r.glsl else ("yes" if r.glsl_f64 else "no (float only)")
+            f64 = "" if not r.glsl else ("cuport helper" if r.f64_helper else "yes" if r.glsl_f64 else "no (float only)")
             out.append(f"| `{r.cuda}` | {_code(r.glsl, 'glsl')} | {f64} | {_cell(_code(r.opencl, 'opencl'))} | "
                        f"{_cell(r.extension)} | {_cell(r.precision)} |")
     out += ["", "## Intrinsics that compute a math function", "",
