@@ -92,6 +92,7 @@ class KernelEmitter(TypesMixin, StatementsMixin, ExpressionsMixin, PointersMixin
         self.hoisted: dict = {}                    # id(node) -> E evaluated once (indices of reference locals)
         self.merged_views: dict = {}               # GLSL: buffer -> vector type all its accesses go through
         self.contracts: dict = {}                  # GLSL: kernel parameter -> (multiple it must be, node)
+        self.not_null: dict = {}                   # GLSL: kernel pointer parameter a null test assumes not null -> node
         self.block_contract: int | None = None     # GLSL: blockDim.x must be a multiple of it in a 2-D/3-D block
         self.fn_demands: dict = {}                 # specialisation key -> {id(param decl): multiple}
         self.device_globals: dict = {}             # id(file-scope decl) -> buffer info (device_globals.py)

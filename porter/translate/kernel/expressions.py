@@ -338,6 +338,8 @@ class ExpressionsMixin:
             if op.startswith("post"):
                 return E(f"{e.paren(PREC_PRIMARY)}{op[4:]}", e.ct, PREC_PRIMARY)
             return E(f"{op}{e.paren(PREC_UNARY)}", e.ct, PREC_UNARY)
+        if op == "!" and self.ty(c).kind == "pointer":
+            return self.null_test(c, True)         # `!p`: p is null
         e = self.x(c)
         if op == "!":
             b = self.to_bool(e, c)
@@ -372,7 +374,7 @@ class ExpressionsMixin:
             a, b = self.x(a_n), self.x(b_n)
             return E(f"{a.paren(PREC_ASSIGN)}, {b.paren(PREC_ASSIGN)}", b.ct, PREC_COMMA)
         at, bt = self.ty(a_n), self.ty(b_n)
-        if ptrlike(at) or ptrlike(bt):
+        if (ptrlike(at) or ptrlike(bt)) and op not in ("&&", "||"):     # `p && q`: two null tests
             if op in COMPARE:
                 return self.pointer_compare(n, op, a_n, b_n)
             if op == "-" and ptrlike(at) and ptrlike(bt):

@@ -297,6 +297,10 @@ class GlslTarget(GlslBuiltins, Target):
         for pname, (k, node) in em.contracts.items():
             em.note("CP907", node, f"translated for `{pname}` a multiple of {k} only (a byte offset becomes an element "
                     f"offset): the manifest's \"requires\" makes the host refuse other values")
+        for pname, node in em.not_null.items():
+            em.note("CP907", node, f"translated for `{pname}` not null (GLSL binds a buffer to every pointer "
+                    f"parameter, which a null test cannot tell from null): the manifest's \"requires\" makes the host "
+                    "refuse a null one")
         em.glsl = {"buffers": buffers, "playout": playout, "params_block": "\n".join(block_lines),
                    "local_size": local, "local_known": known, "spec": spec, "shared": shared_decls,
                    "structs": structs, "spec_defines": spec_defines}
@@ -322,6 +326,7 @@ class GlslTarget(GlslBuiltins, Target):
             header = [f"cuport translate --to glsl: kernel `{label}` of {os.path.basename(result.path)}",
                       f"bindings: {binds}; by-value parameters: {params}"]
             reqs = [f"{p} % {k} == 0" for p, (k, _n) in sorted(em.contracts.items())]
+            reqs += [f"{p} != nullptr" for p in sorted(em.not_null)]
             if em.block_contract:
                 reqs.append(f"blockDim.x % {em.block_contract} == 0 unless the block is one row")
             if reqs:
@@ -543,6 +548,13 @@ class GlslTarget(GlslBuiltins, Target):
         em.fail(n, f"the pointer value `{n.text}` (GLSL has no pointers: only indexing through one)")
 
     def pointer_decl(self, em, d, t, name, init) -> list[str]:
+        if init is not None and em.is_null(init):
+            # `T *p = nullptr;`: an offset at the null offset until an assignment binds it to its array
+            if id(d) not in em.an.assigned:
+                em.fail(d, f"the pointer `{d.spelling}` that is always null")
+            var = em.fresh(name + "_off")
+            em.pending_pointer(d, "", E(var, I32))
+            return [f"int {var} = {em.null_offset().text};  // {d.spelling} = nullptr"]
         if init is None:
             # an element offset into the array its first assignment points into (every later one: the same)
             var = em.fresh(name + "_off")
@@ -583,6 +595,9 @@ class GlslTarget(GlslBuiltins, Target):
         return b.root, E(text, I32, PREC_PRIMARY if op.startswith("post") else PREC_UNARY)
 
     def pointer_assign(self, em, n, a_n, b_n, op) -> E:
+        if op == "=" and em.is_null(b_n):
+            b = self._var_binding(em, a_n)
+            return E(f"{b.off.text} = {em.null_offset().text}", I32, 14)
         if op == "=":
             root, off = em.ptr(b_n)
             if root.kind in ("buffer", "shared", "local", "constant", "param_array") and root.of is None:

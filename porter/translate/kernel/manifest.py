@@ -198,6 +198,9 @@ def glsl_manifest(label, em, shape, local_size, local_known, buffers, playout: P
         # launch contracts: a byte offset (pitch) converted to an element offset is exact only for these values;
         # the host must refuse a launch that breaks one (the CUDA access would be misaligned there)
         man["requires"] = [{"param": name, "multiple_of": k} for name, (k, _n) in sorted(em.contracts.items())]
+    if em.not_null:
+        # a null test on a pointer into one of these (GLSL binds a buffer to each; nothing tells a null one)
+        man.setdefault("requires", []).extend({"param": name, "not_null": True} for name in sorted(em.not_null))
     if em.block_contract:
         # warp code in a block of the host's choosing: subgroups are runs of linear ids only with whole rows
         man.setdefault("requires", []).append({"block_x_multiple_of": em.block_contract,

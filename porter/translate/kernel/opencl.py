@@ -444,6 +444,8 @@ class OpenclTarget(OpenclBuiltins, Target):
 
     def native(self, em, n) -> E:
         """A pointer expression spelled as C (the emitter has already checked where it points)."""
+        if em.is_null(n):
+            return E("0", em.ty(n))     # a null pointer constant of any address space
         k = n.kind
         if k == "PAREN_EXPR":
             e = self.native(em, n.children[-1])
@@ -529,6 +531,13 @@ class OpenclTarget(OpenclBuiltins, Target):
         return f"{space + ' ' if space else ''}{quals}{self.type_name(mem, em)}*"
 
     def pointer_decl(self, em, d, t, name, init) -> list[str]:
+        if init is not None and em.is_null(init):
+            # `T *p = nullptr;`: its address space is where its first assignment points
+            if id(d) not in em.an.assigned:
+                em.fail(d, f"the pointer `{d.spelling}` that is always null")
+            placeholder = f"/*cuport:pointer type of {name}*/"
+            em.pending_pointer(d, placeholder)
+            return [f"{placeholder} {name} = 0;"]
         if init is None:
             # its address space (part of its type) is where its first assignment points
             placeholder = f"/*cuport:pointer type of {name}*/"
@@ -557,6 +566,9 @@ class OpenclTarget(OpenclBuiltins, Target):
         return root, None
 
     def pointer_assign(self, em, n, a_n, b_n, op) -> E:
+        if op == "=" and em.is_null(b_n):
+            lhs = self.native(em, a_n)
+            return E(f"{lhs.text} = 0", lhs.ct, 14)
         if op == "=":
             root_b, _ = em.ptr(b_n)
             if em.bind_pending(a_n, root_b, self._pointer_type(em, root_b, em.ty(a_n))):

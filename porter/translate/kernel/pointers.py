@@ -7,8 +7,13 @@ from dataclasses import dataclass, replace
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import refs
 from porter.translate.kernel.ctype import CType, I32
-from porter.translate.kernel.target import BINARY_PREC, E, PREC_ASSIGN, PREC_COND, TranslationError
+from porter.translate.kernel.target import BINARY_PREC, E, PREC_ASSIGN, PREC_COND, PREC_PRIMARY, TranslationError
 from porter.translate.kernel.typeinfo import CASTS, NON_EXPR, element, ptrlike
+
+NULLS = ("CXX_NULL_PTR_LITERAL_EXPR", "GNU_NULL_EXPR")
+# GLSL: the element offset of a null pointer; no pointer CUDA defines (an element of its array, or one past
+# its end) has a negative offset, so no valid pointer has this one
+NULL_OFFSET = "(-2147483647 - 1)"
 
 
 @dataclass
@@ -72,8 +77,50 @@ class PointersMixin:
             self.const_arrays[name] = self.t.global_const(self, tt, name, val.text)
         return name
 
+    def is_null(self, n) -> bool:
+        """n is a null pointer constant (`nullptr`, `NULL`, `0`, through parentheses and casts)."""
+        s = n
+        while True:
+            kids = [c for c in s.children if c.kind not in NON_EXPR]
+            if s.kind in ("PAREN_EXPR", "UNEXPOSED_EXPR") + CASTS and kids:
+                s = kids[-1]
+                continue
+            if s.kind in NULLS:
+                return True
+            return s.kind == "INTEGER_LITERAL" and self._literal(s) == 0
+
+    def null_offset(self) -> E:
+        return E(NULL_OFFSET, I32, PREC_PRIMARY)
+
+    def null_test(self, n, is_null: bool) -> E:
+        """`p == nullptr` (is_null) or `p != nullptr`, `if (p)`: CUDA's answer. GLSL: a pointer is null when its
+        offset is NULL_OFFSET, or when it points into a kernel buffer parameter the host passed as null: the
+        manifest requires that one not null (a pointer derived from a null one is null only at offset 0, and no
+        binding tells it apart)."""
+        op = "==" if is_null else "!="
+        p = BINARY_PREC[op]
+        if self.t.native_pointers:
+            e = self.t.native(self, n)
+            return E(f"{e.paren(p)} {op} 0", ct.BOOL, p)
+        s = n.strip
+        b = self.frame.ptrs.get(id(s.ref)) if s.kind == "DECL_REF_EXPR" and s.ref is not None else None
+        root, off = (b.root, b.off) if b is not None else self.ptr(n)
+        if root is not None and root.kind == "buffer_field":
+            self.fail(n, f"comparing `{n.text}` with a null pointer (a field of a buffer element)")
+        if root is not None and root.kind == "buffer":
+            info = self.buffers.get(root.of or root.name)
+            for prm in self.params:
+                if prm["kind"] == "buffer" and prm["info"] is info:
+                    self.not_null.setdefault(prm["name"], n)
+        if off is None or off.lit is not None:
+            return E("false" if is_null else "true", ct.BOOL, lit=not is_null)
+        return E(f"{off.paren(p)} {op} {NULL_OFFSET}", ct.BOOL, p)
+
     def ptr(self, n):
         """Resolve a pointer-valued expression to (root, offset E or None)."""
+        if self.is_null(n):
+            self.fail(n, "a null pointer (only a pointer variable, a choice with `?:` and a comparison may be "
+                         "null: nothing else tells which array it stands for)")
         s = n
         while s.kind == "PAREN_EXPR" or (s.kind in CASTS and self.ty(s).kind == "pointer"):
             inner = [c for c in s.children if c.kind not in NON_EXPR]
@@ -159,6 +206,15 @@ class PointersMixin:
             return self.t.pointer_step_value(self, s)
         if k == "CONDITIONAL_OPERATOR":
             c_n, a_n, b_n = s.children
+            na, nb = self.is_null(a_n), self.is_null(b_n)
+            if na or nb:
+                # `c ? d + k : nullptr`: where the other one points, at the null offset when it is chosen
+                root, off = self.ptr(b_n if na else a_n)
+                c = self.cond(c_n)
+                off = self.conv(off, I32) if off is not None else E(self.t.literal(0, I32, self), I32, lit=0)
+                oa, ob = (self.null_offset(), off) if na else (off, self.null_offset())
+                return root, E(f"{c.paren(PREC_COND - 1)} ? {oa.paren(PREC_ASSIGN)} : {ob.paren(PREC_COND)}", I32,
+                               PREC_COND)
             ra, oa = self.ptr(a_n)
             rb, ob = self.ptr(b_n)
             if ra.key != rb.key:
@@ -417,6 +473,10 @@ class PointersMixin:
 
     def pointer_compare(self, n, op, a_n, b_n) -> E:
         """`p != end`: C (OpenCL) compares pointers into one array; GLSL has no pointer values."""
+        if op in ("==", "!=") and (self.is_null(a_n) or self.is_null(b_n)):
+            if self.is_null(a_n) and self.is_null(b_n):
+                self.fail(n, f"a comparison of two null pointers `{n.text}`")
+            return self.null_test(b_n if self.is_null(a_n) else a_n, op == "==")
         if not self.t.native_pointers or not (ptrlike(self.ty(a_n)) and ptrlike(self.ty(b_n))):
             self.fail(n, f"a pointer comparison `{n.text}`")
         ra, rb = self.ptr(a_n)[0], self.ptr(b_n)[0]

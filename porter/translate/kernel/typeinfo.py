@@ -258,6 +258,8 @@ class TypesMixin:
 
     def cond(self, n) -> E:
         """An expression used as a condition."""
+        if self.ty(n).kind == "pointer":
+            return self.null_test(n, False)        # `if (p)`: p is not null
         e = self.x(n)
         return self.to_bool(e, n)
 

@@ -53,6 +53,11 @@ def check_launch_contract(manifest, block, arrays) -> None:
                                    f"{block[0]} x {block[1]} x {block[2]}")
             continue
         v = arrays.get(req["param"])
+        if req.get("not_null"):
+            if v is None:
+                raise CompileError(f"launch refused: the translation requires `{req['param']}` not null (manifest "
+                                   "\"requires\")")
+            continue
         if v is None or int(np.asarray(v).item()) % int(req["multiple_of"]):
             raise CompileError(f"launch refused: the translation requires `{req['param']}` to be a multiple of "
                                f"{req['multiple_of']} (manifest \"requires\"), got {v}")
