@@ -19,7 +19,8 @@ from porter.translate.kernel.ctype import BOOL, I32, U32, CType
 from porter.translate.kernel.manifest import DEFAULT_LOCAL_SIZE, cl_type_name, field_of, opencl_manifest
 from porter.translate.kernel.opencl_builtins import ATOMIC_CL, SHUFFLES, SPACE, OpenclBuiltins
 from porter.translate.kernel.pointers import PtrBinding, Root
-from porter.translate.kernel.target import BINARY_PREC, PREC_EQ, PREC_PRIMARY, PREC_UNARY, E, Target, literal_int_text, wrap
+from porter.translate.kernel.target import (BINARY_PREC, PREC_EQ, PREC_PRIMARY, PREC_UNARY, E, Target,
+                                            literal_int_text, wrap)
 
 RESERVED = frozenset("""
 kernel __kernel global __global local __local constant __constant private __private read_only write_only

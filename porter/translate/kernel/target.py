@@ -117,7 +117,8 @@ class Target(abc.ABC):
         if t.kind == "void":
             return "void"
         if em is not None:
-            em.fail(None, f"the type `{t}`" + (" (a pointer to an array)" if t.kind == "unknown" and "(*)" in t.name else ""))
+            what = " (a pointer to an array)" if t.kind == "unknown" and "(*)[" in t.name.replace(" ", "") else ""
+            em.fail(None, f"the type `{t}`{what}")
         raise ValueError(t)
 
     def array_decl(self, em, t: CType, name: str) -> str:
