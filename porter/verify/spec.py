@@ -19,6 +19,8 @@ too (`block="(TILE_SIZE, TILE_SIZE)"`). Inputs are random from `seed` unless `in
 `out` arrays start as NaN / max-int so unwritten elements fail. The reference gets the arguments
 it names (copies) and returns {output: array}; tolerances may be expressions of the sizes.
 `reference=None` compares the targets with each other instead (porter/verify/differential.py).
+`alias={"d_out": "d_in"}` binds d_out to d_in's memory (an in-place run): both arguments are one ndarray, the
+hosts bind one buffer to both, and the reference gets one array for both names.
 """
 from __future__ import annotations
 
@@ -176,6 +178,8 @@ class Case:
     #                                               {"portability_fixes": False} to verify the code as written
     defines_applied: bool = False                 # set when the translator already resolved `defines`
     skip: dict[str, str] = field(default_factory=dict)          # target -> reason
+    alias: dict[str, str] = field(default_factory=dict)  # {"d_out": "d_in"}: d_out is bound to d_in's memory
+    #                                               (one ndarray for both: hosts bind one buffer, an in-place run)
     notes: str = ""
 
     # filled by load_spec
@@ -210,6 +214,17 @@ class Case:
         for key in self.init:
             if key not in names:
                 raise SpecError(f"{label}: init for unknown parameter '{key}'")
+        arrays = {p.name: p for p in self.sig if p.is_array}
+        for a, b in self.alias.items():
+            if a not in arrays or b not in arrays or a == b:
+                raise SpecError(f"{label}: alias {a!r} -> {b!r} must name two different array parameters")
+            if b in self.alias:
+                raise SpecError(f"{label}: alias {a!r} -> {b!r}: {b!r} is itself an alias (name the array it "
+                                f"aliases, {self.alias[b]!r})")
+            if arrays[a].dtype != arrays[b].dtype:
+                raise SpecError(f"{label}: alias {a!r} -> {b!r}: {arrays[a].dtype} and {arrays[b].dtype} differ")
+            if a in self.init:
+                raise SpecError(f"{label}: init for {a!r}, which is bound to {b!r}'s memory (alias)")
         if isinstance(self.expect, str) and self.expect != "fail" or isinstance(self.expect, dict) and any(
                 v != "fail" for v in self.expect.values()):
             raise SpecError(f"{label}: expect must be 'fail' or a dict {{target or 'target/variant': 'fail'}}")
@@ -308,16 +323,26 @@ class Case:
                 raise SpecError(f"{self.id}: negative shape {shape} for '{p.name}'")
             rng = np.random.default_rng([self.seed, zlib.crc32(p.name.encode()), zlib.crc32(size_key)])
             init = self.init.get(p.name) or _default_init(p)
+            if p.name in self.alias:
+                continue
             args[p.name] = np.ascontiguousarray(init(rng, shape, p.np_dtype))
-        return args
+        for a, b in self.alias.items():   # the same ndarray object: hosts bind one buffer to both parameters
+            p = next(q for q in self.sig if q.name == a)
+            shape = tuple(eval_int(e, env, f"shape of '{a}'") for e in p.shape)
+            if shape != args[b].shape:
+                raise SpecError(f"{self.id}: alias {a!r} -> {b!r}: shapes {shape} and {args[b].shape} differ")
+            args[a] = args[b]
+        return {p.name: args[p.name] for p in self.sig}     # CUDA parameter order
 
     def expected(self, args: dict[str, Any], sizes: dict[str, int]) -> dict[str, np.ndarray]:
         """Run the NumPy reference on copies of the arguments; returns every out/inout array."""
         outputs = self.sig.outputs
         if self.reference is None:
             raise SpecError(f"{self.id}: no reference (reference=None is checked across targets)")
+        copies: dict[int, np.ndarray] = {}     # aliased parameters (one ndarray) stay one array for the reference
         pool = {**self.numeric_defines(), **sizes,
-                **{k: (v.copy() if isinstance(v, np.ndarray) else v.item()) for k, v in args.items()}}
+                **{k: (copies.setdefault(id(v), v.copy()) if isinstance(v, np.ndarray) else v.item())
+                   for k, v in args.items()}}
         sig = inspect.signature(self.reference)
         if any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values()):
             kwargs = pool

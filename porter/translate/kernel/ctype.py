@@ -143,6 +143,8 @@ def spell(t: CType) -> str:
         return spell(t.elem) + "".join(f"[{d if d is not None else ''}]" for d in t.dims)
     if t.kind == "struct":
         return t.name
+    if t.kind == "unknown" and t.name:
+        return t.name                  # clang's spelling, e.g. `fr_t (*)[32][32]`: the message names it
     return t.kind
 
 
@@ -197,6 +199,8 @@ def parse(spelling: str, subst: dict | None = None, structs: set | None = None) 
     s = re.sub(r"\s+", " ", s)
     # arrays: "float[4][2]" or "float [4]"
     m = re.match(r"^(.*?)\s*((?:\[[\w\s+\-*/%()<>]*\])+)$", s)
+    if m and "(" in m.group(1):     # `long (*)[32]`: a pointer to an array, not an array
+        return CType("unknown", name=s)
     if m:
         base = parse(m.group(1), subst, structs)
         dims = []

@@ -98,6 +98,7 @@ class KernelEmitter(TypesMixin, StatementsMixin, ExpressionsMixin, PointersMixin
         self.device_globals: dict = {}             # id(file-scope decl) -> buffer info (device_globals.py)
         self.fn_globals: dict = {}                 # specialisation key -> device variables it touches
         self.flat_params: dict = {}                # id(struct parameter holding pointers) -> its fields (struct_params.py)
+        self.same_memory: dict = {}                # `p == q` of two pointer parameters: flag name -> their buffer infos
 
     # ------------------------------------------------------------------ bookkeeping
     def need(self, ext: str | None = None, feature: str | None = None, subgroup: str | None = None):

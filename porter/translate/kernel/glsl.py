@@ -187,14 +187,18 @@ class GlslTarget(GlslBuiltins, Target):
                 carrier = next(v for v, t in views if t == em.merged_views[name])
                 views = [(v, t) for v, t in views if v != carrier]
             access = access_of(info, rw)
+            # compared with another parameter (`d_out == d_in`): the host may bind one buffer to both, so the
+            # block is neither restrict nor readonly / writeonly, and coherent where the pair is written
+            pair = [q for f in em.same_memory.values() if info in f for q in f]
+            pair_rw = set().union(*(em.roots_rw.get(("buffer", q["name"]), set()) for q in pair)) if pair else rw
             quals = []
-            if access == "readonly":
+            if access == "readonly" and not pair:
                 quals.append("readonly")
-            elif access == "writeonly":
+            elif access == "writeonly" and not pair:
                 quals.append("writeonly")
-            if info["restrict"] and not views:      # the typed views alias this block
+            if info["restrict"] and not views and not pair:      # the typed views alias this block
                 quals.append("restrict")
-            if access == "readwrite" and em.has_barrier:
+            if (access == "readwrite" or pair_rw == {"r", "w"} and pair) and em.has_barrier:
                 quals.append("coherent")
             q = " ".join(quals) + " " if quals else ""
             if carrier is not None:
@@ -238,6 +242,9 @@ class GlslTarget(GlslBuiltins, Target):
                     em.fail(s["node"], f"struct parameter `{s['cuda_name']}` (its std430 layout differs from CUDA's)")
                 scalar_params = True      # float3 (members): the scalar block layout has CUDA's offsets
             slots.append(dict(s, type=widened or t, orig=t))
+        for flag, (a, b) in em.same_memory.items():   # set by the host: 1 when it bound one buffer to both
+            slots.append({"name": flag, "cuda_name": flag, "type": U32, "orig": BOOL, "assigned": False,
+                          "node": None, "same_memory": [a["cuda_name"], b["cuda_name"]]})
         if scalar_params:
             em.need("GL_EXT_scalar_block_layout", "scalarBlockLayout")
         playout = param_layout(slots, structs, len(buffers), scalar=scalar_params)
@@ -546,6 +553,10 @@ class GlslTarget(GlslBuiltins, Target):
 
     def pointer_value(self, em, n, ptr):
         em.fail(n, f"the pointer value `{n.text}` (GLSL has no pointers: only indexing through one)")
+
+    def same_memory(self, em, n, op, flag, a_n, b_n) -> E:
+        # GLSL has no pointer values: the host sets the flag (a push constant) when it binds one buffer to both
+        return E(flag if op == "==" else f"!{flag}", BOOL, PREC_UNARY if op == "!=" else PREC_PRIMARY)
 
     def pointer_decl(self, em, d, t, name, init) -> list[str]:
         if init is not None and em.is_null(init):

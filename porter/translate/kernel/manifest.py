@@ -156,9 +156,17 @@ def glsl_manifest(label, em, shape, local_size, local_known, buffers, playout: P
                            "offset": s.offset, "type": type_name(s.type), "size": s.size})
         if info.get("field_of"):     # a field of a struct parameter holding pointers (struct_params.py)
             params[-1]["field_of"] = field_of(info["field_of"])
+    same = {flag: [a["cuda_name"], b["cuda_name"]] for flag, (a, b) in em.same_memory.items()}
+    for flag, pair in same.items():
+        # not a CUDA parameter: the host sets it to 1 when it binds one buffer to both (`pair[0] == pair[1]`)
+        s = slot_by_name[flag]
+        params.append({"name": flag, "kind": "uniform" if playout.uniform else "push", "offset": s.offset,
+                       "type": type_name(s.type), "size": s.size, "same_memory": pair})
     members = []
     for s in playout.slots:
         m = {"name": s.cuda_name, "offset": s.offset, "type": type_name(s.type), "size": s.size}
+        if s.name in same:
+            m["same_memory"] = same[s.name]
         if s.type.kind == "struct":
             m["fields"] = [{"name": f, "offset": s.offset + o, "type": type_name(t), "size": sz}
                            for f, t, o, sz in struct_offsets(s.type.name, structs,
@@ -205,6 +213,9 @@ def glsl_manifest(label, em, shape, local_size, local_known, buffers, playout: P
         # warp code in a block of the host's choosing: subgroups are runs of linear ids only with whole rows
         man.setdefault("requires", []).append({"block_x_multiple_of": em.block_contract,
                                                "when": "the block has more than one row (y or z > 1)"})
+    if same:
+        # pointer parameters compared in the kernel: either may be bound to the other's buffer
+        man["same_memory"] = [{"params": pair, "flag": flag} for flag, pair in same.items()]
     if em.instance is not None:
         man["template_args"] = {k: (v if isinstance(v, int) else str(v)) for k, v in em.instance.args.items()}
     return man
@@ -233,6 +244,10 @@ def opencl_manifest(label, em, shape, local_size, local_known, params, local_arg
         # warp code in a block of the host's choosing: subgroups are runs of linear ids only with whole rows
         man.setdefault("requires", []).append({"block_x_multiple_of": em.block_contract,
                                                "when": "the block has more than one row (y or z > 1)"})
+    if em.same_memory:
+        # pointer parameters compared in the kernel (as C pointers, never `restrict`): either may be passed the
+        # other's buffer
+        man["same_memory"] = [{"params": [a["cuda_name"], b["cuda_name"]]} for a, b in em.same_memory.values()]
     if em.cl.get("device_globals"):
         # one buffer per program for each: passed at its index to every kernel that lists it, initialised once
         man["device_globals"] = em.cl["device_globals"]

@@ -15,11 +15,12 @@ from porter.translate.kernel import device_globals
 from porter.translate.kernel import halfprec
 from porter.translate.kernel import opencl_local
 from porter.translate.kernel import opencl_vec3 as v3
-from porter.translate.kernel.ctype import I32, U32, CType
+from porter.translate.kernel.ctype import BOOL, I32, U32, CType
 from porter.translate.kernel.manifest import DEFAULT_LOCAL_SIZE, cl_type_name, field_of, opencl_manifest
 from porter.translate.kernel.opencl_builtins import ATOMIC_CL, SHUFFLES, SPACE, OpenclBuiltins
 from porter.translate.kernel.pointers import PtrBinding, Root
-from porter.translate.kernel.target import PREC_EQ, PREC_PRIMARY, PREC_UNARY, E, Target, literal_int_text, wrap
+from porter.translate.kernel.target import (BINARY_PREC, PREC_EQ, PREC_PRIMARY, PREC_UNARY, E, Target,
+                                            literal_int_text, wrap)
 
 RESERVED = frozenset("""
 kernel __kernel global __global local __local constant __constant private __private read_only write_only
@@ -107,7 +108,9 @@ class OpenclTarget(OpenclBuiltins, Target):
                     em.fail(info["node"], f"buffer `{info['cuda_name']}` of `bool`")
                 rw = em.roots_rw.get(("buffer", info["name"]), set())
                 const = "const " if elem.const or rw == {"r"} else ""
-                rest = " restrict" if info["restrict"] else ""
+                # compared with another parameter (`d_out == d_in`): the host may pass one buffer for both
+                paired = any(info in f for f in em.same_memory.values())
+                rest = " restrict" if info["restrict"] and not paired else ""
                 # halves stored as `half` (vload_half / vstore_half); a 3-vector in CUDA's 12-byte layout (opencl_vec3)
                 storage = self._elem_storage(elem.unqualified(), em) if halfprec.is_half(elem) else \
                     self.type_name(v3.memory_type(em, elem.unqualified()), em)
@@ -441,6 +444,13 @@ class OpenclTarget(OpenclBuiltins, Target):
 
     def binding_value(self, em, b: PtrBinding):
         return b.root, b.off
+
+    def same_memory(self, em, n, op, flag, a_n, b_n) -> E:
+        # C compares two `__global` pointers for equality whatever they point to: the host passing one buffer
+        # for both makes them equal, as in CUDA (end_kernel leaves the pair without `restrict`)
+        a, b = self.native(em, a_n), self.native(em, b_n)
+        p = BINARY_PREC[op]
+        return E(f"{a.paren(p)} {op} {b.paren(p - 1)}", BOOL, p)
 
     def native(self, em, n) -> E:
         """A pointer expression spelled as C (the emitter has already checked where it points)."""

@@ -472,19 +472,43 @@ class PointersMixin:
         return e.lit if isinstance(e.lit, int) and not isinstance(e.lit, bool) else None
 
     def pointer_compare(self, n, op, a_n, b_n) -> E:
-        """`p != end`: C (OpenCL) compares pointers into one array; GLSL has no pointer values."""
+        """`p != end`: C (OpenCL) compares pointers into one array; GLSL has no pointer values. `d_out == d_in`
+        of two kernel pointer parameters (an in-place check): the host knows whether it bound the same memory
+        to both, so the answer is a launch input (target.same_memory); the two are then never `restrict`."""
         if op in ("==", "!=") and (self.is_null(a_n) or self.is_null(b_n)):
             if self.is_null(a_n) and self.is_null(b_n):
                 self.fail(n, f"a comparison of two null pointers `{n.text}`")
             return self.null_test(b_n if self.is_null(a_n) else a_n, op == "==")
+        pa, pb = self._param_buffer(a_n), self._param_buffer(b_n)
+        if pa is not None and pb is not None and pa is not pb and op in ("==", "!="):
+            order = [p["info"] for p in self.params if p["kind"] == "buffer"]
+            pa, pb = sorted((pa, pb), key=lambda i: next(k for k, x in enumerate(order) if x is i))
+            flag = f"cuport_same_{pa['name']}_{pb['name']}"
+            self.same_memory.setdefault(flag, (pa, pb))
+            return self.t.same_memory(self, n, op, flag, a_n, b_n)
         if not self.t.native_pointers or not (ptrlike(self.ty(a_n)) and ptrlike(self.ty(b_n))):
-            self.fail(n, f"a pointer comparison `{n.text}`")
+            self.fail(n, f"a pointer comparison `{n.text}` (only `==` / `!=` of two pointer parameters of the "
+                         "kernel itself, without offsets, become a launch input)")
         ra, rb = self.ptr(a_n)[0], self.ptr(b_n)[0]
         if ra.key != rb.key or ra.space != rb.space:
-            self.fail(n, f"a pointer comparison `{n.text}` between different arrays")
+            self.fail(n, f"a pointer comparison `{n.text}` between different arrays (only `==` / `!=` of two "
+                         "pointer parameters of the kernel itself, without offsets, compare there)")
         a, b = self.t.native(self, a_n), self.t.native(self, b_n)
         p = BINARY_PREC[op]
         return E(f"{a.paren(p)} {op} {b.paren(p - 1)}", ct.BOOL, p)
+
+    def _param_buffer(self, n) -> dict | None:
+        """The buffer info of a kernel pointer parameter named as it is (`d_in`, `(const T *)d_in`), never
+        re-pointed; None for anything else (an offset `p + k`, a local pointer, a device function's parameter)."""
+        s = n
+        while s.kind in ("PAREN_EXPR", "CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR", "CXX_CONST_CAST_EXPR",
+                         "CXX_REINTERPRET_CAST_EXPR", "UNEXPOSED_EXPR") and s.children:
+            s = [c for c in s.children if c.kind not in NON_EXPR][-1]
+        if s.kind != "DECL_REF_EXPR" or s.ref is None or s.ref.kind != "PARM_DECL" or not self.frame.is_kernel:
+            return None
+        if id(s.ref) in self.an.assigned or not any(p.node is s.ref for p in self.fn.params):
+            return None
+        return next((p["info"] for p in self.params if p["kind"] == "buffer" and p["info"]["node"] is s.ref), None)
 
     def _member_base_root(self, c) -> Root | None:
         """The root of the element whose field `c` names (`p[i].f`, `p->f`, `p[i].a.b`), or None."""

@@ -8,7 +8,7 @@ from porter.translate import warp_sizing
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel.ctype import F32, F64
 from porter.translate.kernel.target import PREC_ASSIGN, PREC_COND, PREC_UNARY, wrap
-from porter.translate.kernel.typeinfo import SIDE_EFFECT_FREE_CALLS, ptrlike
+from porter.translate.kernel.typeinfo import NON_EXPR, SIDE_EFFECT_FREE_CALLS, ptrlike
 
 
 class StatementsMixin:
@@ -379,7 +379,7 @@ class StatementsMixin:
     def _global_exchange(self) -> bool:
         """Whether global memory is written and read in this kernel (then a barrier must order it too)."""
         if getattr(self, "_gx", None) is None:
-            written, read = set(), set()
+            written, read, same = set(), set(), []
             for f in self._reachable(self.fn).values():
                 if f.body is None:
                     continue
@@ -393,6 +393,14 @@ class StatementsMixin:
                             (written if w else read).add(base.ref.spelling)
                     if n.kind == "CALL_EXPR" and n.spelling.startswith("atomic"):
                         written.add("*atomic*")
+                    if n.kind == "BINARY_OPERATOR" and n.op in ("==", "!=") and len(n.children) == 2:
+                        # `d_out == d_in`: the host may bind one buffer to both (pointers.pointer_compare)
+                        a, b = (_param_ref(c) for c in n.children)
+                        if a and b and a != b:
+                            same.append((a, b))
+            for a, b in same:
+                if a in written and b in read or b in written and a in read:
+                    written |= {a, b}
             self._gx = bool(written & read) or "*atomic*" in written
         return self._gx
 
@@ -559,4 +567,14 @@ def _single_assignment(stmt):
     s = stmt.strip if stmt is not None else None
     if s is not None and s.kind == "BINARY_OPERATOR" and s.op == "=" and len(s.children) == 2:
         return s
+    return None
+
+
+def _param_ref(n) -> str | None:
+    """The name of the pointer parameter `n` refers to as it is (through parentheses and casts), else None."""
+    while n.kind in ("PAREN_EXPR", "CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR", "CXX_CONST_CAST_EXPR",
+                     "CXX_REINTERPRET_CAST_EXPR", "UNEXPOSED_EXPR") and n.children:
+        n = [c for c in n.children if c.kind not in NON_EXPR][-1]
+    if n.kind == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind == "PARM_DECL" and "*" in (n.ref.type or ""):
+        return n.ref.spelling
     return None

@@ -117,7 +117,8 @@ class Target(abc.ABC):
         if t.kind == "void":
             return "void"
         if em is not None:
-            em.fail(None, f"the type `{t}`")
+            what = " (a pointer to an array)" if t.kind == "unknown" and "(*)[" in t.name.replace(" ", "") else ""
+            em.fail(None, f"the type `{t}`{what}")
         raise ValueError(t)
 
     def array_decl(self, em, t: CType, name: str) -> str:
@@ -260,6 +261,10 @@ class Target(abc.ABC):
     @abc.abstractmethod
     def pointer_value(self, em, n, ptr):
         """The value of the pointer expression `n` (its root and offset `ptr`)."""
+
+    @abc.abstractmethod
+    def same_memory(self, em, n, op, flag, a_n, b_n):
+        """`a == b` / `a != b` (op) of two kernel pointer parameters; `flag` names the pair in em.same_memory."""
 
     @abc.abstractmethod
     def pointer_decl(self, em, d, t, name, init):

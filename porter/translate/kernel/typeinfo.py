@@ -308,6 +308,8 @@ class TypesMixin:
             return self.t.pointer_decl(self, d, t, name, init)
         if t.ref:
             return refs.ref_decl(self, d, t, name, init)
+        if t.kind == "unknown" and "(*)[" in d.type.replace(" ", ""):
+            self.fail(d, f"a pointer to an array `{d.spelling}` (of type `{d.type}`)")
         if t.kind == "unknown" and "(*)" in d.type:
             self.fail(d, f"a function pointer `{d.spelling}`")
         if t.kind == "unknown" or t.kind == "void":

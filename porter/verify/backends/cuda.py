@@ -123,7 +123,10 @@ class NvrtcSession(Session):
                 view.set(np.ascontiguousarray(v))
                 self.dev[k] = view
                 continue
-            self.dev[k] = cupy.asarray(v) if isinstance(v, np.ndarray) else v
+            same = next((n for n, w in arrays.items() if w is v and n in self.dev), None) \
+                if isinstance(v, np.ndarray) else None
+            # bound to another parameter's memory (spec alias): the same device pointer for both
+            self.dev[k] = self.dev[same] if same is not None else cupy.asarray(v) if isinstance(v, np.ndarray) else v
             args.append(self.dev[k])
         self.args = tuple(args)
         self.shared = case.shared_bytes(sizes)

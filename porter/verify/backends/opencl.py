@@ -101,7 +101,12 @@ class ClSession(Session):
         mf = cl.mem_flags
         self.arrays, self.buffers, args = arrays, {}, []
         for name, value in arrays.items():
-            if isinstance(value, np.ndarray):
+            same = next((n for n, v in self.arrays.items() if v is value and n in self.buffers), None)
+            if isinstance(value, np.ndarray) and same is not None:
+                # bound to another parameter's memory (spec alias): one buffer passed for both
+                self.buffers[name] = self.buffers[same]
+                args.append(self.buffers[name])
+            elif isinstance(value, np.ndarray):
                 host = value if value.nbytes else np.zeros(1, value.dtype)
                 self.buffers[name] = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=host)
                 args.append(self.buffers[name])
@@ -137,7 +142,7 @@ class ClSession(Session):
         return outputs
 
     def close(self) -> None:
-        for buf in self.buffers.values():
+        for buf in {id(b): b for b in self.buffers.values()}.values():   # an aliased buffer once
             buf.release()
         self.buffers = {}
 

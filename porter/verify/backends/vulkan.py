@@ -399,6 +399,11 @@ def _push_bytes(manifest: dict, arrays: dict) -> bytes:
     size = int(manifest.get("push_constant_size") or 0)
     out = bytearray(size)
     for pc in manifest.get("push_constants", []):
+        if pc.get("same_memory"):
+            # `a == b` of two pointer parameters (manifest "same_memory"): 1 when one buffer is bound to both
+            a, b = pc["same_memory"]
+            struct.pack_into("<I", out, pc["offset"], int(arrays[a] is arrays[b]))
+            continue
         if pc["name"] not in arrays:
             raise CompileError(f"manifest push constant '{pc['name']}' is not a kernel parameter")
         fmt = "<" + PUSH_FORMATS[pc["type"]]
@@ -453,6 +458,10 @@ class VkSession(Session):
         ctx, vk = self.ctx, self.ctx.vk
         # Buffers: host-visible on lavapipe and integrated GPUs; device-local + staging on discrete ones.
         for name in by_name:
+            first = next(n for n in by_name if self.arrays[n] is self.arrays[name])
+            if first != name:      # bound to another parameter's memory (spec alias): one buffer, two bindings
+                self.bufs[name] = self.bufs[first]
+                continue
             data = self.arrays[name].tobytes() or b"\0" * 4
             if ctx.use_staging:
                 dev = ctx.buffer(len(data), host=False)
@@ -528,7 +537,9 @@ class VkSession(Session):
         if self.dpool is not None:
             vk.vkDestroyDescriptorPool(ctx.device, self.dpool, None)
             self.dpool = None
-        for dev, stage, _ in self.bufs.values():
+        for name, (dev, stage, _) in self.bufs.items():
+            if any(self.bufs[n][0] is dev for n in list(self.bufs)[:list(self.bufs).index(name)]):
+                continue           # a second binding of one buffer (spec alias): freed once
             ctx.free(*dev)
             if stage:
                 ctx.free(*stage)
