@@ -58,7 +58,9 @@ slots gets a safe fix to `N / warpSize` (the same value on NVIDIA; the real coun
 for the rest: resizing shared memory and re-deriving the final stage change occupancy and the algorithm's shape.
 The message names the indices and the guarded code to change. `cuport translate --to glsl|opencl` sizes per-warp
 arrays for the narrowest subgroup, replaces 32-lane warp counts and folds the slots a single subgroup cannot
-hold, or refuses the kernel with CP104.
+hold, or refuses the kernel with CP104. A final-warp stage `if (rank < 32)` whose shuffle loop steps constant
+offsets (HeCBench graphExecution) is translated with its shuffles over a 32-slot shared array between work-group
+barriers: CUDA's value in every lane at any subgroup size (the finding is then information).
 
 ## References
 - vllm-project/vllm#12789 (`shared_counts[32][8]` half uninitialized), ORNL/HeCBench#171, ORNL/HeCBench#167,

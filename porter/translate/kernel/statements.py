@@ -6,6 +6,7 @@ import os
 import re
 from porter.translate import warp_sizing
 from porter.translate.kernel import ctype as ct
+from porter.translate.kernel import final_warp
 from porter.translate.kernel.ctype import F32, F64
 from porter.translate.kernel.target import PREC_ASSIGN, PREC_COND, PREC_UNARY, wrap
 from porter.translate.kernel.typeinfo import NON_EXPR, SIDE_EFFECT_FREE_CALLS, ptrlike
@@ -134,7 +135,7 @@ class StatementsMixin:
         kids = n.children
         if len(kids) < 2 or kids[0].kind in ("DECL_STMT", "VAR_DECL"):
             self.fail(n, "`if` with an initialiser or declaration condition")
-        if self.t.lower_warp_sync and self.warp_sync_tail(n):
+        if self.t.lower_warp_sync and (self.warp_sync_tail(n) or final_warp.lower(self, n)):
             return
         self._refuse_lockstep(kids[1])
         store = self.if_converted_store(n) if self.t.if_convert_stores else None
@@ -439,17 +440,8 @@ class StatementsMixin:
                 if x is not s and x.kind in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR") and \
                         (x.kind == "COMPOUND_ASSIGNMENT_OPERATOR" or x.op == "="):
                     return False
-        # uniform control flow around the `if` (the barriers must be reached by the whole work-group)
-        for a in n.ancestors():
-            if a is self.fn.body:
-                break
-            if a.kind in ("IF_STMT", "WHILE_STMT", "DO_STMT", "SWITCH_STMT"):
-                c0 = a.children[0] if a.kind != "DO_STMT" else a.children[-1]
-                if self.an.thread_dependent(c0):
-                    return False
-            if a.kind == "FOR_STMT":
-                if any(self.an.thread_dependent(c) for c in a.children[:-1]):
-                    return False
+        if not self.uniform_at(n):
+            return False
         # the condition is evaluated once per phase: it must not read memory
         for x in cond.walk():
             if x.kind == "ARRAY_SUBSCRIPT_EXPR" or (x.kind == "UNARY_OPERATOR" and x.op == "*"):
@@ -515,6 +507,21 @@ class StatementsMixin:
                 self.indent -= 1
                 self.emit("}")
         self.lowered_spans.append((n.start, n.end))
+        return True
+
+    def uniform_at(self, n) -> bool:
+        """Whether n is reached at uniform control flow in the kernel (barriers there are reached by the whole
+        work-group)."""
+        for a in n.ancestors():
+            if a is self.fn.body:
+                break
+            if a.kind in ("IF_STMT", "WHILE_STMT", "DO_STMT", "SWITCH_STMT"):
+                c0 = a.children[0] if a.kind != "DO_STMT" else a.children[-1]
+                if self.an.thread_dependent(c0):
+                    return False
+            if a.kind == "FOR_STMT":
+                if any(self.an.thread_dependent(c) for c in a.children[:-1]):
+                    return False
         return True
 
     def _refuse_lockstep(self, body):
