@@ -96,6 +96,41 @@ def test_aliasing_offset_pointers_and_run_time_sizes(tmp_path):
     assert runtime.notes == ["n is decided at run time (line 4): 1000 assumed (--sizes n=N)"]
 
 
+LOOP = """#include <cuda_runtime.h>
+__global__ void k(float *part, int nb, int t) {{
+  if (threadIdx.x == 0) part[blockIdx.x + t * nb] = 1.0f;
+}}
+int main() {{
+  const int nb = 64, iters = 10;
+  float *d_p;
+  cudaMalloc(&d_p, nb * iters * sizeof(float));
+  {loop}
+  return 0;
+}}
+"""
+
+
+def test_a_loop_counter_argument_takes_its_first_value_not_the_run_time_fallback(tmp_path):
+    # d2q9-bgk: `for (int tt = 0; tt < MaxIters; tt++) k<<<...>>>(..., tt)` with `part[... + tt * ...]` sized by
+    # MaxIters: tt = 1000 (the run-time fallback) wrote past the end (PoCL aborted in free())
+    d = derive_text(tmp_path, LOOP.format(loop="for (int t = 0; t < iters; t++) k<<<nb, 32>>>(d_p, nb, t);"))["k"]
+    assert d.problems == [] and d.signature == "part: f32[nb * iters] out, nb: i32, t: i32 = 0"
+    assert d.sizes == {"nb": 64, "iters": 10} and any("counter of the loop" in n for n in d.notes)
+    d = derive_text(tmp_path, LOOP.format(loop="for (int t = 2 * nb; t < iters; t++) k<<<nb, 32>>>(d_p, nb, t);"))
+    assert d["k"].signature.endswith("t: i32 = 2 * nb")
+    # a counter declared outside the loop is not the loop's: still decided at run time
+    d = derive_text(tmp_path, LOOP.format(loop="int t = 0; while (t < iters) { k<<<nb, 32>>>(d_p, nb, t); t++; }"))
+    assert d["k"].sizes["t"] == 1000
+
+
+def test_a_grid_written_as_a_dim3_cast_derives(tmp_path):
+    # dispatch, sph: `k<<<dim3(NUM_GROUPS), dim3(256)>>>` and `dim3 g((n + 255) / 256); k<<<dim3(g), ...>>>`
+    d = derive_text(tmp_path, LOOP.format(loop="dim3 g((nb + 255) / 256); k<<<dim3(g), dim3(32)>>>(d_p, nb, 0);"))
+    assert (d["k"].grid, d["k"].block, d["k"].problems) == ("cdiv(nb, 256)", "32", [])
+    d = derive_text(tmp_path, LOOP.format(loop="k<<<dim3(4), dim3(32)>>>(d_p, nb, 0);"))
+    assert (d["k"].grid, d["k"].problems) == ("4", [])
+
+
 def test_written_pointers_templates_types_and_no_launch_site(tmp_path):
     ks = derive_text(tmp_path, """
 struct P { float x, y; };

@@ -174,8 +174,27 @@ class _Sym:
                 return self.expr(init, depth + 1)
             except Underivable:
                 pass
+        first = _loop_start(decl)
+        if first is not None:           # `for (int t = 0; t < iters; t++) k<<<...>>>(t)`: a value it takes
+            text = self.expr(first, depth + 1)
+            self.notes.append(f"`{decl.spelling}` is the counter of the loop at {where}: its first value "
+                              f"{text} taken")
+            return text
         return self.size_name(decl, HEURISTIC_SIZE, f"{{name}} is decided at run time ({where}): "
                                                     f"{HEURISTIC_SIZE} assumed (--sizes {{name}}=N)")
+
+
+def _loop_start(decl):
+    """The initial value of a `for` loop's counter declared in its init (`for (int t = 0; ...)`), or None. Taking
+    the run-time fallback (1000) for it indexed past the end of buffers sized by the loop's bound (d2q9-bgk's
+    `Partial_Sum[... + tt * ...]`)."""
+    stmt = decl.parent
+    if stmt is None or stmt.kind != "DECL_STMT" or stmt.parent is None or stmt.parent.kind != "FOR_STMT" or \
+            not stmt.parent.children or stmt.parent.children[0] is not stmt:
+        return None
+    exprs = [c for c in decl.children if not c.kind.endswith("_ATTR") and c.kind not in ("TYPE_REF",
+                                                                                         "NAMESPACE_REF")]
+    return exprs[-1] if exprs else None
 
 
 def _has_var_refs(node) -> bool:
@@ -374,6 +393,8 @@ def _from_site(model, fn, site, args, sym: _Sym, d: Derived) -> None:
         const = fold_int(model, init) if init is not None else None
         if const is not None and not _has_var_refs(init):
             sym.size_name(b.ref, const, name=p.name)
+        elif init is None and _loop_start(b.ref) is not None:
+            continue                    # a loop counter: _Sym.variable gives its first value
         elif init is None or not _expressible(sym, init):
             sym.size_name(b.ref, HEURISTIC_SIZE, f"{{name}} is decided at run time (line {_line(model, b.ref)}): "
                                                  f"{HEURISTIC_SIZE} assumed (--sizes {{name}}=N)", p.name)
@@ -438,6 +459,8 @@ def _mark_inline(sym: _Sym, block) -> None:
 def _grid_text(sym: _Sym, grid) -> str:
     from porter.analysis.launch import _members_written
     n = _bare(grid)
+    while n.kind == "CXX_FUNCTIONAL_CAST_EXPR" and "dim3" in (n.type or "") and n.children:
+        n = _bare(n.children[-1])       # `dim3(g)` is a functional cast around the constructor call `dim3(g)`
     if n.kind == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind == "VAR_DECL" and "dim3" in (n.type or ""):
         if _members_written(n.ref):
             raise Underivable(f"`{n.spelling}` is changed after its declaration")

@@ -1,0 +1,106 @@
+"""bench/breadth.py --verify: derived cases run at capped sizes, and each kernel's verdict."""
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from porter.verify.backends import opencl, vulkan
+from verify_fixtures.helpers import LAVAPIPE_ICD
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PROG = os.path.join(ROOT, "tests", "fixtures", "breadth", "verify", "prog")
+needs_cpu_targets = pytest.mark.skipif(
+    not (vulkan.available()[0] and os.path.exists(LAVAPIPE_ICD) and opencl.available()[0]),
+    reason="needs Vulkan on lavapipe and OpenCL (PoCL)")
+
+
+def _breadth():
+    spec = importlib.util.spec_from_file_location("breadth", os.path.join(ROOT, "bench", "breadth.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _case(grid, block, signature, sizes):
+    return {"path": os.path.join(PROG, "main.cu"), "kernel": "k", "signature": signature, "grid": grid,
+            "block": block, "shared_mem": "0", "sizes": [sizes], "init": {}, "tol": {}, "translate": {}}
+
+
+def test_cap_sizes_halves_the_largest_size_until_buffers_and_launch_fit():
+    b = _breadth()
+    sizes, why = b.cap_sizes(_case("cdiv(n, 256)", "256", "x: f32[n] in, y: f32[n] out, n: i32", {"n": 1 << 22}))
+    assert (sizes, why) == ({"n": 1 << 20}, None)
+    # the grid alone can be over the cap: w * h threads although each buffer is w * h too
+    sizes, why = b.cap_sizes(_case("(cdiv(w, 16), cdiv(h, 16))", "(16, 16)", "a: f32[w * h] inout, w: i32, h: i32",
+                                   {"w": 4096, "h": 2048}), cap=1 << 16)
+    assert why is None and sizes["w"] * sizes["h"] <= 1 << 16 and sizes["w"] * sizes["h"] * 4 > 1 << 16
+    # a halving that would empty the launch (g // 128 == 0) is not taken: the other size shrinks instead, and
+    # each keeps the power of two it was a multiple of (mt's nPerRng must stay even: an odd one reads past the end)
+    sizes, why = b.cap_sizes(_case("g // 128", "128", "r: f32[4096 * m] inout, m: i32",
+                                   {"m": 100, "g": 256}), cap=1 << 16)
+    assert why is None and sizes == {"m": 12, "g": 128}          # 100 = 4 * 25 -> 48 -> 24 -> 12
+    sizes, why = b.cap_sizes(_case("cdiv(m, 128)", "128", "r: f32[4096 * m] inout, m: i32", {"m": 5860}),
+                             cap=1 << 20)
+    assert why is None and sizes == {"m": 180}                   # 5860 -> 2928 -> 1464 -> 732 -> 364 -> 180
+    # nothing left to shrink: said, not hidden
+    sizes, why = b.cap_sizes(_case("1", "1", "r: f32[4194304] inout", {}), cap=1 << 16)
+    assert why is not None and "cannot bring" in why
+
+
+def _doc(ok, values=None):
+    runs = [{"target": "vulkan", "variant": f"sg{s}", "status": "pass" if ok or s != 16 else "FAIL",
+             "message": ""} for s in (4, 8, 16)]
+    diff = [{"a": "vulkan/sg4", "b": "vulkan/sg16", "ok": ok, "message": "out: 1 of 8 elements differ",
+             "values": values}]
+    return {"results": runs, "differential": diff}
+
+
+@pytest.mark.parametrize("second,verdict", [([1.0, 2.0], "disagree"), ([1.0, 5.0], "nondeterministic")])
+def test_a_disagreement_is_run_again_to_tell_nondeterminism(monkeypatch, second, verdict):
+    b = _breadth()
+    docs = [_doc(False, [1.0, 2.0]), _doc(False, second)]
+    calls = []
+
+    def fake_run(cmd, **kw):
+        calls.append(cmd)
+        return subprocess.CompletedProcess(cmd, 1, json.dumps(docs[len(calls) - 1]), "")
+    monkeypatch.setattr(b.subprocess, "run", fake_run)
+    row = b.verify_kernel(os.path.join(PROG, "main.cu"),
+                          _case("cdiv(n, 256)", "256", "y: f32[n] out, n: i32", {"n": 1 << 21}), ["vulkan"], 5)
+    assert len(calls) == 2 and row["verdict"] == verdict and "vulkan/sg4 vs vulkan/sg16" in row["why"]
+    assert "--portability-fixes" in calls[0] and calls[0][calls[0].index("--sizes") + 1] == "n=1048576"
+
+
+def test_a_crash_is_a_failure_to_run_not_an_agreement(monkeypatch):
+    b = _breadth()
+    doc = {"results": [{"target": "vulkan", "variant": "sg4", "status": "pass", "message": ""},
+                       {"target": "opencl", "variant": "-", "status": "crash", "message": "exited with status 139"}],
+           "differential": []}
+    monkeypatch.setattr(b.subprocess, "run",
+                        lambda cmd, **kw: subprocess.CompletedProcess(cmd, 1, json.dumps(doc), ""))
+    row = b.verify_kernel(os.path.join(PROG, "main.cu"),
+                          _case("cdiv(n, 256)", "256", "y: f32[n] out, n: i32", {"n": 64}), ["vulkan", "opencl"], 5)
+    assert row["verdict"] == "failed" and "opencl: crash" in row["why"]
+
+
+@needs_cpu_targets
+def test_verify_program_runs_what_derives_and_says_why_the_rest_does_not(tmp_path, monkeypatch):
+    monkeypatch.setenv("VK_ICD_FILENAMES", LAVAPIPE_ICD)
+    b = _breadth()
+    prog = tmp_path / "prog-cuda"
+    shutil.copytree(PROG, prog)
+    res = {"glsl": {"kernels": {"scale": "valid", "shift": "valid"}},
+           "opencl": {"kernels": {"scale": "valid", "shift": "CP907 something"}}}
+    rows = b.verify_program(str(prog), res, 120)
+    assert rows["scale"]["verdict"] == "agree", rows["scale"]
+    assert rows["scale"]["sizes"] == {"n": 1 << 20} and rows["scale"]["targets"] == ["vulkan", "opencl"]
+    assert rows["shift"]["verdict"] == "underived" and "d_v" in rows["shift"]["why"]
+    # a kernel valid on no target is not run at all
+    res["glsl"]["kernels"]["scale"] = "CP907 something"
+    res["opencl"]["kernels"]["scale"] = "CP907 something"
+    assert "scale" not in b.verify_program(str(prog), res, 120)
+    tot = b.verify_totals({"p": {"verify": rows}})
+    assert tot["derived"] == 1 and tot["agree"] == 1 and tot["underived"] == 1
