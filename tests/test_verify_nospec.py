@@ -131,6 +131,42 @@ def test_a_grid_written_as_a_dim3_cast_derives(tmp_path):
     assert (d["k"].grid, d["k"].problems) == ("4", [])
 
 
+WRAPPED = """#include <cuda_runtime.h>
+__global__ void k(const float *a, float *b, int n) {{
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) b[i] = a[i];
+}}
+void run(const float *d_a, float *d_b, int len, int threads) {{
+  k<<<(len + threads - 1) / threads, threads>>>(d_a, d_b, len);
+}}
+void outer(const float *p, float *q, int m) {{ run(p, q, m, 64); }}
+int main() {{
+  const int n = 4096;
+  float *d_a, *d_b;
+  cudaMalloc(&d_a, n * sizeof(float));
+  cudaMalloc(&d_b, 2 * n * sizeof(float));
+  {calls}
+  return 0;
+}}
+"""
+
+
+def test_launches_inside_host_wrappers_derive_from_the_wrappers_call(tmp_path):
+    # `void run(..., int len, int threads) { k<<<cdiv(len, threads), threads>>>(d_a, d_b, len); }`: the buffers,
+    # the size and the block come from the call `run(d_a, d_b, n, 128)` (was: "no cudaMalloc of `d_a`")
+    d = derive_text(tmp_path, WRAPPED.format(calls="run(d_a, d_b, n, 128);"))["k"]
+    assert (d.signature, d.grid, d.block, d.sizes, d.problems) == \
+        ("a: f32[n] in, b: f32[2 * n] out, n: i32", "cdiv(n, 128)", "128", {"n": 4096}, [])
+    d = derive_text(tmp_path, WRAPPED.format(calls="outer(d_a, d_b, n);"))["k"]       # two wrappers deep
+    assert (d.signature, d.grid, d.block, d.problems) == \
+        ("a: f32[n] in, b: f32[2 * n] out, n: i32", "cdiv(n, 64)", "64", [])
+    d = derive_text(tmp_path, WRAPPED.format(calls="run(d_a, d_b, n, 128); run(d_b, d_a, 8, 32);"))["k"]
+    assert d.block == "128" and any("called 3 times: the call at line 15" in n for n in d.notes)  # outer too
+    # the wrapper's block is decided at run time at its call: still a problem, at the launch
+    d = derive_text(tmp_path, WRAPPED.format(calls="int t = atoi(\"64\"); run(d_a, d_b, n, t);"))["k"]
+    assert [p.what for p in d.problems] == ["block"]
+
+
 def test_written_pointers_templates_types_and_no_launch_site(tmp_path):
     ks = derive_text(tmp_path, """
 struct P { float x, y; };

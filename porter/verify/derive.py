@@ -118,6 +118,7 @@ class _Sym:
         self.notes: list[str] = []
         self.inline: set[int] = set()        # decls folded to their value (block dimensions)
         self.taken = {p.name for p in kernel.params}
+        self.calls: dict[int, list] = {}     # id(host function) -> its calls (caller_arg)
 
     def size_name(self, decl, value, why: str | None = None, name: str | None = None) -> str:
         """The size name of a host variable (or the kernel parameter `name` it is passed to)."""
@@ -130,6 +131,35 @@ class _Sym:
             if why:
                 self.notes.append(why.format(name=cand))
         return self.names[id(decl)]
+
+    def caller_arg(self, decl):
+        """The argument a host function's parameter receives at the function's first call in the file
+        (`void run(int *d, int n) { k<<<...>>>(d, n); }` called as `run(d_v, n)`), or None. Every parameter of
+        one function is read at the same call, so the launch is one the program makes."""
+        if decl is None or decl.kind != "PARM_DECL" or decl.parent is None:
+            return None
+        fn = self.model.function_of(decl)
+        if fn is None or fn.is_kernel or fn is self.kernel or fn.node is not decl.parent:
+            return None
+        names = [p.name for p in fn.params]
+        if decl.spelling not in names:
+            return None
+        if id(fn) not in self.calls:
+            calls = [c for c in self.model.of_kind("CALL_EXPR") if c.spelling == fn.name and
+                     len(c.args()) == len(names) and self.model.function_of(c) is not fn]
+            calls.sort(key=self._liveness)  # a call in main first, then in a called function; dead code last
+            self.calls[id(fn)] = calls
+            if len(calls) > 1:
+                self.notes.append(f"`{fn.name}` is called {len(calls)} times: the call at line "
+                                  f"{self.model.source.position(calls[0].start)[0]} gives its parameters")
+        calls = self.calls[id(fn)]
+        return calls[0].args()[names.index(decl.spelling)] if calls else None
+
+    def _liveness(self, call) -> int:
+        caller = self.model.function_of(call)
+        if caller is None or caller.name == "main":
+            return 0
+        return 1 if any(c.spelling == caller.name for c in self.model.of_kind("CALL_EXPR")) else 2
 
     def expr(self, node, depth: int = 0) -> str:
         from porter.analysis.launch import fold_int
@@ -163,7 +193,7 @@ class _Sym:
         if id(decl) in self.names:
             return self.names[id(decl)]
         where = f"line {self.model.source.position(decl.start)[0]}"
-        init = self.an.definition(decl) if decl.kind == "VAR_DECL" else None
+        init = self.an.definition(decl) if decl.kind == "VAR_DECL" else self.caller_arg(decl)
         if init is not None:
             const = fold_int(self.model, init)
             if const is not None and id(decl) in self.inline:
@@ -195,6 +225,17 @@ def _loop_start(decl):
     exprs = [c for c in decl.children if not c.kind.endswith("_ATTR") and c.kind not in ("TYPE_REF",
                                                                                          "NAMESPACE_REF")]
     return exprs[-1] if exprs else None
+
+
+def _through_wrappers(sym: _Sym, b):
+    """`k<<<...>>>(d, n)` inside `void run(int *d, int n)` called as `run(d_v, 4096)`: the caller's argument
+    (`d_v`, `4096`) for a parameter of the host function, up to 3 wrappers deep; `b` itself otherwise."""
+    for _ in range(3):
+        up = sym.caller_arg(b.ref) if b is not None and b.kind == "DECL_REF_EXPR" and b.ref is not None else None
+        if up is None:
+            break
+        b = _bare(up)
+    return b
 
 
 def _has_var_refs(node) -> bool:
@@ -378,7 +419,11 @@ def _from_site(model, fn, site, args, sym: _Sym, d: Derived) -> None:
     from porter.analysis.launch import fold_int, site_shapes
     sl = _line(model, site.node)
     shapes = site_shapes(model, site, fn)
-    if shapes:
+    wrapped = _wrapper_block(model, sym, site.block)
+    if wrapped:                         # the block the wrapper receives at the call the sizes come from
+        d.block = _dims_text(wrapped)
+        _mark_inline(sym, site.block)
+    elif shapes and wrapped is None:
         d.block = _dims_text(shapes[0][0].dims)
         _mark_inline(sym, site.block)
     else:
@@ -387,9 +432,10 @@ def _from_site(model, fn, site, args, sym: _Sym, d: Derived) -> None:
     # an integer parameter that receives a host variable gives that variable's value a size name: its own
     for p, a in zip(fn.params, args):
         b = _bare(a)
+        b = _through_wrappers(sym, b)
         if not _is_int(p) or b.kind != "DECL_REF_EXPR" or b.ref is None or id(b.ref) in sym.inline:
             continue
-        init = sym.an.definition(b.ref) if b.ref.kind == "VAR_DECL" else None
+        init = sym.an.definition(b.ref) if b.ref.kind == "VAR_DECL" else sym.caller_arg(b.ref)
         const = fold_int(model, init) if init is not None else None
         if const is not None and not _has_var_refs(init):
             sym.size_name(b.ref, const, name=p.name)
@@ -407,6 +453,21 @@ def _from_site(model, fn, site, args, sym: _Sym, d: Derived) -> None:
             d.shared = _tidy(sym.expr(site.shmem))
         except Underivable as e:
             d.problems.append(Problem("shared", f"dynamic shared memory at line {sl}: {e}"))
+
+
+def _wrapper_block(model, sym: _Sym, block):
+    """`k<<<g, threads>>>` / `dim3(threads)` with `threads` a host wrapper's parameter: the block folded from
+    the argument at the call caller_arg reads (launch.py's site_shapes takes any call: the grid and sizes would
+    come from one call and the block from another); () when it does not fold there; None for other blocks."""
+    from porter.analysis.launch import fold_dim3
+    b = _bare(block)
+    while b is not None and b.kind in ("CXX_FUNCTIONAL_CAST_EXPR", "CALL_EXPR") and "dim3" in (b.type or "") \
+            and len([c for c in b.children if c.kind != "TYPE_REF"]) == 1:
+        b = _bare([c for c in b.children if c.kind != "TYPE_REF"][0])
+    if b is None or b.kind != "DECL_REF_EXPR" or b.ref is None or sym.caller_arg(b.ref) is None:
+        return None
+    dims = fold_dim3(model, _through_wrappers(sym, b))
+    return dims if dims is not None and dims[0] * dims[1] * dims[2] > 0 else ()
 
 
 def _without_site(fn, sym: _Sym, d: Derived) -> None:
@@ -446,7 +507,11 @@ def _mark_inline(sym: _Sym, block) -> None:
     while todo:
         node = todo.pop()
         for n in node.walk():
-            if n.kind == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind == "VAR_DECL" and \
+            if n.kind == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind == "PARM_DECL" and \
+                    id(n.ref) not in sym.inline and sym.caller_arg(n.ref) is not None:
+                sym.inline.add(id(n.ref))           # `run(d, n, 128)` with `k<<<g, threads>>>`
+                todo.append(sym.caller_arg(n.ref))
+            elif n.kind == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind == "VAR_DECL" and \
                     id(n.ref) not in sym.inline:
                 sym.inline.add(id(n.ref))
                 d = sym.an.definition(n.ref)
@@ -508,6 +573,7 @@ def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) ->
         shape = first.name if first is not None else None
     elif arg is not None:
         b = _bare(arg)
+        b = _through_wrappers(sym, b)
         if b.kind != "DECL_REF_EXPR" or b.ref is None or b.ref.kind not in ("VAR_DECL", "PARM_DECL"):
             d.problems.append(Problem(p.name, f"'{p.name}' receives `{' '.join(arg.text.split())}`, not a buffer "
                                               "variable: its size is not known"))
@@ -548,7 +614,7 @@ def _scalar(sym: _Sym, d: Derived, p, arg) -> PDesc:
         if dtype[0] == "f":
             return PDesc(p.name, dtype, default="1.5")
         return PDesc(p.name, dtype) if p.name in sym.sizes else PDesc(p.name, dtype, default="1")
-    b = _bare(arg) if arg is not None else None
+    b = _through_wrappers(sym, _bare(arg)) if arg is not None else None
     if b is not None and b.kind == "DECL_REF_EXPR" and id(b.ref) in sym.names and sym.names[id(b.ref)] == p.name:
         return PDesc(p.name, dtype)
     if arg is None:
