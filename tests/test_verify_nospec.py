@@ -167,6 +167,40 @@ def test_launches_inside_host_wrappers_derive_from_the_wrappers_call(tmp_path):
     assert [p.what for p in d.problems] == ["block"]
 
 
+def test_block_sizes_tried_in_a_loop_and_grids_through_helpers_derive(tmp_path):
+    # silu: `for (int block_size : block_sizes) run(..., block_size)` with `int block_sizes[] = {64, 128}`; the
+    # block is the first value, and the grid's `block_size` is that value too, not a size of its own
+    calls = "int bs[] = {64, 128};\n  for (int block_size : bs) run(d_a, d_b, n, block_size);"
+    d = derive_text(tmp_path, WRAPPED.format(calls=calls))["k"]
+    assert (d.grid, d.block, d.sizes, d.problems) == ("cdiv(n, 64)", "64", {"n": 4096}, [])
+    # softmax-online: `for (int j = 32; j <= 1024; j *= 2) { int block_size = j; run(..., block_size); }`
+    calls = "for (int j = 32; j <= 1024; j *= 2) { int block_size = j; run(d_a, d_b, n, block_size); }"
+    d = derive_text(tmp_path, WRAPPED.format(calls=calls))["k"]
+    assert (d.grid, d.block, d.problems) == ("cdiv(n, 32)", "32", [])
+    # a one-line helper and hypterm's ceil macro in the grid
+    ks = derive_text(tmp_path, """#include <cstdlib>
+#include <cuda_runtime.h>
+#define ceil(a,b) ((a) % (b) == 0 ? (a) / (b) : ((a) / (b)) + 1)
+#define floor_ish(a,b) ((a) % (b) == 0 ? (a) / (b) : ((a) / (b)) + 2)
+int blocks_for(int len, int per) { return (len + per - 1) / per; }
+__global__ void k(float *x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] = 1.0f; }
+__global__ void q(float *x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] = 2.0f; }
+__global__ void r(float *x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] = 3.0f; }
+int main(int argc, char **argv) {
+  int n = atoi(argv[1]);
+  float *d_x;
+  cudaMalloc(&d_x, n * sizeof(float));
+  k<<<ceil(n, 128), 128>>>(d_x, n);
+  q<<<blocks_for(n, 64), 64>>>(d_x, n);
+  r<<<floor_ish(n, 64), 64>>>(d_x, n);
+  return 0;
+}
+""")
+    assert (ks["k"].grid, ks["k"].problems) == ("cdiv(n, 128)", [])
+    assert (ks["q"].grid, ks["q"].problems) == ("cdiv(n, 64)", [])
+    assert [p.what for p in ks["r"].problems] == ["grid"]          # not the ceil pattern: not guessed
+
+
 def test_written_pointers_templates_types_and_no_launch_site(tmp_path):
     ks = derive_text(tmp_path, """
 struct P { float x, y; };

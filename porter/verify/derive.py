@@ -119,6 +119,7 @@ class _Sym:
         self.inline: set[int] = set()        # decls folded to their value (block dimensions)
         self.taken = {p.name for p in kernel.params}
         self.calls: dict[int, list] = {}     # id(host function) -> its calls (caller_arg)
+        self.bound: dict[int, object] = {}   # id(PARM_DECL) -> argument, while a one-line function is inlined
 
     def size_name(self, decl, value, why: str | None = None, name: str | None = None) -> str:
         """The size name of a host variable (or the kernel parameter `name` it is passed to)."""
@@ -186,12 +187,37 @@ class _Sym:
         v = n.value if k.endswith(("_EXPR", "_LITERAL", "OPERATOR")) else None
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             return repr(v)
+        if k == "CONDITIONAL_OPERATOR":
+            ab = _ceil_pattern(n)
+            if ab is not None:          # hypterm's `#define ceil(a,b) ((a) % (b) == 0 ? (a) / (b) : (a) / (b) + 1)`
+                return f"cdiv({self.expr(ab[0], depth + 1)}, {self.expr(ab[1], depth + 1)})"
+        if k == "CALL_EXPR":
+            body = _one_return(self.model, n)
+            if body is not None:        # `int ceil_div(int a, int b) { return (a + b - 1) / b; }`
+                fn, ret = body
+                saved = dict(self.bound)
+                self.bound.update({id(p.node): a for p, a in zip(fn.params, n.args())})
+                try:
+                    return f"({self.expr(ret, depth + 1)})"
+                finally:
+                    self.bound = saved
         raise Underivable(f"cannot express `{' '.join(n.text.split())}` as a size")
 
     def variable(self, decl, depth: int) -> str:
         from porter.analysis.launch import fold_int
+        if id(decl) in self.bound:          # a parameter of a function being inlined: its argument
+            arg = self.bound.pop(id(decl))
+            try:
+                text = self.expr(arg, depth + 1)
+                return text if re.fullmatch(r"\w+", text) else f"({text})"
+            finally:
+                self.bound[id(decl)] = arg
         if id(decl) in self.names:
             return self.names[id(decl)]
+        if id(decl) in self.inline:         # makes up the block: the value the block was folded with
+            v = _fold_decl(self, decl)
+            if v is not None:
+                return str(v)
         where = f"line {self.model.source.position(decl.start)[0]}"
         init = self.an.definition(decl) if decl.kind == "VAR_DECL" else self.caller_arg(decl)
         if init is not None:
@@ -225,6 +251,84 @@ def _loop_start(decl):
     exprs = [c for c in decl.children if not c.kind.endswith("_ATTR") and c.kind not in ("TYPE_REF",
                                                                                          "NAMESPACE_REF")]
     return exprs[-1] if exprs else None
+
+
+def _one_return(model, call):
+    """(Function, returned expression) of a called host function whose body is `return E;` alone, or None."""
+    name = call.spelling
+    fns = [f for f in model.functions if f.name == name and f.body is not None and not f.is_kernel]
+    if len(fns) != 1 or len(fns[0].params) != len(call.args()):
+        return None
+    stmts = [c for c in fns[0].body.children]
+    if len(stmts) != 1 or stmts[0].kind != "RETURN_STMT" or not stmts[0].children:
+        return None
+    return fns[0], stmts[0].children[-1]
+
+
+def _ceil_pattern(node):
+    """(a, b) of `a % b == 0 ? a / b : a / b + 1`, or None. Compared by tree, not text: inside a macro every
+    node's text is the macro's call."""
+    def key(x):
+        x = _bare(x)
+        return (x.kind, x.spelling, getattr(x, "op", None) if x.kind.endswith("OPERATOR") else None,
+                x.value if x.kind.endswith("_LITERAL") else None, tuple(key(c) for c in x.children))
+
+    def div(x):
+        x = _bare(x)
+        return (key(x.children[0]), key(x.children[1])) if x.kind == "BINARY_OPERATOR" and x.op == "/" and \
+            len(x.children) == 2 else None
+    if len(node.children) != 3:
+        return None
+    cond, yes, no = (_bare(c) for c in node.children)
+    if cond.kind != "BINARY_OPERATOR" or cond.op != "==" or len(cond.children) != 2:
+        return None
+    mod, zero = (_bare(c) for c in cond.children)
+    if mod.kind != "BINARY_OPERATOR" or mod.op != "%" or zero.value != 0 or len(mod.children) != 2:
+        return None
+    ab = (key(mod.children[0]), key(mod.children[1]))
+    if div(yes) != ab or no.kind != "BINARY_OPERATOR" or no.op != "+" or len(no.children) != 2:
+        return None
+    q, one = (_bare(c) for c in no.children)
+    if div(q) != ab or one.value != 1:
+        return None
+    return mod.children[0], mod.children[1]
+
+
+def _fold_first(sym: _Sym, node, depth: int = 0):
+    """An integer the expression takes on the program's first way through (a block size): constants, locals
+    initialised once, a loop counter's first value (`for (int j = 32; ...)`, `for (int b : {64, 128})` over an
+    array of constants), a host wrapper's parameter at its call. None otherwise; no size names are made."""
+    from porter.analysis.launch import fold_int
+    if node is None or depth > 8:
+        return None
+    v = fold_int(sym.model, node)
+    if v is not None:
+        return v
+    n = _bare(node)
+    if n.kind != "DECL_REF_EXPR" or n.ref is None:
+        return None
+    return _fold_decl(sym, n.ref, depth)
+
+
+def _fold_decl(sym: _Sym, d, depth: int = 0):
+    """_fold_first of a reference to the variable or parameter `d`."""
+    if d.kind == "PARM_DECL":
+        return _fold_first(sym, sym.caller_arg(d), depth + 1)
+    if d.kind != "VAR_DECL":
+        return None
+    rng = d.parent
+    if rng is not None and rng.kind == "CXX_FOR_RANGE_STMT" and rng.children and rng.children[0] is d:
+        seq = _bare(rng.children[1]) if len(rng.children) > 1 else None
+        if seq is not None and seq.kind == "DECL_REF_EXPR" and seq.ref is not None and seq.ref.kind == "VAR_DECL":
+            seq = next((c for c in seq.ref.children if c.kind == "INIT_LIST_EXPR"), None)
+        if seq is not None and seq.kind == "INIT_LIST_EXPR" and seq.children:
+            return _fold_first(sym, seq.children[0], depth + 1)
+        return None
+    first = _loop_start(d)
+    if first is not None:
+        return _fold_first(sym, first, depth + 1)
+    init = sym.an.definition(d)
+    return _fold_first(sym, init, depth + 1) if init is not None else None
 
 
 def _through_wrappers(sym: _Sym, b):
@@ -467,6 +571,9 @@ def _wrapper_block(model, sym: _Sym, block):
     if b is None or b.kind != "DECL_REF_EXPR" or b.ref is None or sym.caller_arg(b.ref) is None:
         return None
     dims = fold_dim3(model, _through_wrappers(sym, b))
+    if dims is None:
+        x = _fold_first(sym, b)
+        dims = (x, 1, 1) if x is not None else None
     return dims if dims is not None and dims[0] * dims[1] * dims[2] > 0 else ()
 
 
