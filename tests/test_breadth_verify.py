@@ -107,3 +107,24 @@ def test_verify_program_runs_what_derives_and_says_why_the_rest_does_not(tmp_pat
     assert "scale" not in b.verify_program(str(prog), res, 120)
     tot = b.verify_totals({"p": {"verify": rows}})
     assert (tot["derived"], tot["agree"], tot["underived"]) == (2, 2, 1)
+
+
+def test_a_hand_investigation_is_shown_beside_the_verdict_never_instead(tmp_path):
+    b = _breadth()
+    notes = tmp_path / "notes.json"
+    notes.write_text(json.dumps({"p-cuda/k": "false alarm: why", "p-cuda/ok": "not used"}))
+    results = {"p-cuda": {"verify": {"k": {"verdict": "disagree", "why": "sg4 vs opencl: x differs"},
+                                     "ok": {"verdict": "agree"}, "j": {"verdict": "disagree", "why": "y"}}}}
+    b.explain(results, str(notes))
+    rows = results["p-cuda"]["verify"]
+    assert rows["k"] == {"verdict": "disagree", "why": "sg4 vs opencl: x differs", "explained": "false alarm: why"}
+    assert "explained" not in rows["ok"] and "explained" not in rows["j"]
+    tot = b.verify_totals(results)
+    assert (tot["disagree"], tot["disagree, explained"], tot["agree"]) == (2, 1, 1)
+    md = b.verify_markdown(results)
+    assert "| p-cuda | k |" in md and "investigated: false alarm: why" in md and "explained by hand: 1" in md
+    # the committed notes name kernels of the benchmark's lists
+    lists = [os.path.join(ROOT, "bench", f) for f in ("breadth_programs.txt", "breadth_programs_b.txt")]
+    progs = {ln.strip() for f in lists for ln in open(f) if ln.strip() and not ln.startswith("#")}
+    committed = json.load(open(os.path.join(ROOT, "bench", "breadth_verify_notes.json")))
+    assert all(k.split("/")[0] in progs for k in committed if not k.startswith("_"))
