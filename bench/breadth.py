@@ -15,8 +15,10 @@ reason (CP code + the first words of the message), and kernels left out with no 
 derives without a spec (porter/verify/derive.py), `cuport verify FILE --portability-fixes` (cuport's translated
 output, what is counted) on the valid targets (Vulkan at lavapipe's subgroups 4/8/16, OpenCL on PoCL), the runs
 compared with each other; the derived sizes are halved until every buffer and the grid stay <= VERIFY_CAP
-elements / threads. Per kernel: agree, disagree (first differing index and values), nondeterministic (the kernel
-gives different results run to run on one target, as it would in CUDA), or failed to run (why)."""
+elements / threads. Where OpenCL is valid the kernel also runs under Oclgrind at sizes <= 4096: a read or write
+outside the buffers means the derived sizes do not fit the kernel (CUDA would do the same), and the kernel is
+"failed" whatever the runs said. Per kernel: agree, disagree (first differing index and values), nondeterministic
+(a second run with the same inputs changes the answer), or failed to run (why)."""
 from __future__ import annotations
 
 import argparse
@@ -251,18 +253,57 @@ def verify_kernel(path: str, case: dict, targets: list, timeout: float) -> dict:
     doc, err = once()
     if doc is None:
         return {**row, "verdict": "failed", "why": err}
+    out = _judge_runs(doc, once, row)
+    if "opencl" in targets:             # agreeing runs of a case that reads past its buffers prove nothing either
+        bad = _out_of_bounds(path, case, timeout)
+        if bad:                         # the case, not the translation: CUDA would access the same addresses
+            out = {**out, "verdict": "failed", "first_verdict": out["verdict"],
+                   "why": f"out of bounds under the derived sizes (Oclgrind at {bad[0]}: {bad[1]}); the "
+                          f"sizes do not fit the kernel's indexing (first: {out['verdict']}: {out.get('why', '')})"}
+    return out
+
+
+def _out_of_bounds(path: str, case: dict, timeout: float):
+    """(sizes, first report) when the OpenCL translation, run under Oclgrind at small sizes, reads or writes
+    outside its buffers; None when clean or when Oclgrind cannot run."""
+    sizes, why = cap_sizes(case, cap=1 << 12)
+    if why:
+        return None
+    cmd = [sys.executable, "-m", "porter", "verify", path, "--kernels", case["kernel"], "--portability-fixes",
+           "--targets", "oclgrind", "--output-format", "json", "-j", "1", "--timeout", str(timeout)]
+    if sizes:
+        cmd += ["--sizes", ",".join(f"{k}={v}" for k, v in sizes.items())]
+    try:
+        p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout * 2 + 60)
+        doc = json.loads(p.stdout)
+    except (subprocess.TimeoutExpired, ValueError):
+        return None
+    for r in doc.get("results", []):
+        msg = r.get("message") or ""
+        if r.get("status") == "FAIL" and re.search(r"Invalid (read|write)", msg):
+            return ",".join(f"{k}={v}" for k, v in sizes.items()) or "-", msg.splitlines()[0][:200]
+    return None
+
+
+def _judge_runs(doc: dict, once, row: dict) -> dict:
     runs = {f"{r['target']}/{r['variant']}" if r["variant"] not in ("-", "") else r["target"]: r
             for r in doc["results"]}
     row["runs"] = {k: r["status"] for k, r in runs.items()}
+    # a subgroup size outside the translation's launch contract (manifest min_subgroup_size) is refused by the
+    # host, as the translation asks: not a failure, and not a run to compare
+    outside = [k for k, r in runs.items() if r["status"] == "FAIL" and "launch refused" in (r["message"] or "")]
+    if outside:
+        row["outside_contract"] = outside
     broken = [f"{k}: {r['status']}: {(r['message'] or '').strip().splitlines()[0][:200] if r['message'] else ''}"
-              for k, r in runs.items() if r["status"] in ("crash", "timeout", "skipped")
-              or (r["status"] == "FAIL" and not _first_bad(doc))]
+              for k, r in runs.items() if k not in outside and (r["status"] in ("crash", "timeout", "skipped")
+                                                                  or (r["status"] == "FAIL" and not _first_bad(doc)))]
     if broken:
         return {**row, "verdict": "failed", "why": "; ".join(broken)}
     bad = _first_bad(doc)
     if bad is None:
         if sum(r["status"] == "pass" for r in runs.values()) < 2:
-            return {**row, "verdict": "failed", "why": "fewer than two runs to compare"}
+            return {**row, "verdict": "failed", "why": "fewer than two runs to compare" +
+                    (f" ({', '.join(outside)} outside the launch contract)" if outside else "")}
         return {**row, "verdict": "agree"}
     again, _ = once()                   # the same inputs again: does any target change its own answer?
     moved = []

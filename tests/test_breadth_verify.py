@@ -92,8 +92,8 @@ def test_verify_program_runs_what_derives_and_says_why_the_rest_does_not(tmp_pat
     b = _breadth()
     prog = tmp_path / "prog-cuda"
     shutil.copytree(PROG, prog)
-    res = {"glsl": {"kernels": {"scale": "valid", "shift": "valid", "negate": "valid"}},
-           "opencl": {"kernels": {"scale": "valid", "shift": "CP907 something", "negate": "valid"}}}
+    res = {"glsl": {"kernels": {"scale": "valid", "shift": "valid", "negate": "valid", "tail": "valid"}},
+           "opencl": {"kernels": {"scale": "valid", "shift": "CP907 something", "negate": "valid", "tail": "valid"}}}
     rows = b.verify_program(str(prog), res, 120)
     assert rows["scale"]["verdict"] == "agree", rows["scale"]
     assert rows["scale"]["sizes"] == {"n": 1 << 20} and rows["scale"]["targets"] == ["vulkan", "opencl"]
@@ -101,12 +101,16 @@ def test_verify_program_runs_what_derives_and_says_why_the_rest_does_not(tmp_pat
     assert rows["shift"]["verdict"] == "agree" and rows["shift"]["targets"] == ["vulkan"], rows["shift"]
     assert rows["shift"]["runs"] == {"vulkan/sg4": "pass", "vulkan/sg8": "pass", "vulkan/sg16": "pass"}
     assert rows["negate"]["verdict"] == "underived" and "`b`" in rows["negate"]["why"]
+    # past the end of its buffers at the derived size: the runs agree (Vulkan drops the stores, PoCL's land past
+    # the end) but the case is at fault: said so, not counted as agreeing
+    assert rows["tail"]["verdict"] == "failed" and rows["tail"]["first_verdict"] == "agree", rows["tail"]
+    assert rows["tail"]["why"].startswith("out of bounds under the derived sizes (Oclgrind at m=1000: ")
     # a kernel valid on no target is not run at all
     res["glsl"]["kernels"]["scale"] = "CP907 something"
     res["opencl"]["kernels"]["scale"] = "CP907 something"
     assert "scale" not in b.verify_program(str(prog), res, 120)
     tot = b.verify_totals({"p": {"verify": rows}})
-    assert (tot["derived"], tot["agree"], tot["underived"]) == (2, 2, 1)
+    assert (tot["derived"], tot["agree"], tot["failed"], tot["underived"]) == (3, 2, 1, 1)
 
 
 def test_a_hand_investigation_is_shown_beside_the_verdict_never_instead(tmp_path):
@@ -128,3 +132,40 @@ def test_a_hand_investigation_is_shown_beside_the_verdict_never_instead(tmp_path
     progs = {ln.strip() for f in lists for ln in open(f) if ln.strip() and not ln.startswith("#")}
     committed = json.load(open(os.path.join(ROOT, "bench", "breadth_verify_notes.json")))
     assert all(k.split("/")[0] in progs for k in committed if not k.startswith("_"))
+
+
+def test_a_disagreement_out_of_bounds_under_oclgrind_is_the_cases_fault(monkeypatch):
+    b = _breadth()
+    oob = {"results": [{"target": "oclgrind", "variant": "-", "status": "FAIL",
+                        "message": "oclgrind: Invalid read of size 4 at global memory address 0x30 at k.cu:3:20"}]}
+    clean = {"results": [{"target": "oclgrind", "variant": "-", "status": "pass", "message": ""}]}
+    for sanitizer, verdict in ((oob, "failed"), (clean, "disagree")):
+        docs = [_doc(False, [1.0, 2.0]), _doc(False, [1.0, 2.0]), sanitizer]   # run, run again, Oclgrind
+        calls = []
+
+        def fake_run(cmd, **kw):
+            calls.append(cmd)
+            return subprocess.CompletedProcess(cmd, 1, json.dumps(docs[len(calls) - 1]), "")
+        monkeypatch.setattr(b.subprocess, "run", fake_run)
+        row = b.verify_kernel(os.path.join(PROG, "main.cu"), _case("cdiv(n, 256)", "256", "y: f32[n] out, n: i32",
+                                                                    {"n": 1 << 14}), ["vulkan", "opencl"], 5)
+        assert row["verdict"] == verdict and calls[2][calls[2].index("--targets") + 1] == "oclgrind"
+        assert calls[2][calls[2].index("--sizes") + 1] == "n=4096"          # small sizes under Oclgrind
+        if verdict == "failed":
+            assert row["first_verdict"] == "disagree" and "Invalid read of size 4" in row["why"]
+
+
+def test_runs_outside_the_launch_contract_are_left_out_not_failed(monkeypatch):
+    b = _breadth()
+    refused = "compile error: launch refused: the translation needs subgroups of at least 16 lanes"
+    doc = {"results": [{"target": "vulkan", "variant": "sg4", "status": "FAIL", "message": refused},
+                       {"target": "vulkan", "variant": "sg16", "status": "pass", "message": ""},
+                       {"target": "opencl", "variant": "-", "status": "pass", "message": ""}],
+           "differential": [{"a": "vulkan/sg16", "b": "opencl", "ok": True, "message": "agree"}]}
+    row = b._judge_runs(doc, None, {})
+    assert row["verdict"] == "agree" and row["outside_contract"] == ["vulkan/sg4"]
+    doc["results"] = doc["results"][:2]
+    row = b._judge_runs(doc, None, {})
+    assert row["verdict"] == "failed" and "vulkan/sg4 outside the launch contract" in row["why"]
+    doc["results"][0]["message"] = "compile error: something else"
+    assert b._judge_runs(doc, None, {})["verdict"] == "failed"
