@@ -197,8 +197,11 @@ def cap_sizes(case: dict, cap: int = VERIFY_CAP) -> tuple[dict, str | None]:
     even = {k: max(1, min(v & -v, 256)) for k, v in sizes.items()}    # the power of two each size is a multiple of
     while n > cap:
         names = sorted((k for k, v in sizes.items() if v > 1), key=lambda k: sizes[k], reverse=True)
-        for k in names:                 # the largest size first; a halving that empties the launch is not taken
-            trial = {**sizes, k: _half(sizes[k], even[k])}
+        top = [k for k in names if sizes[k] == sizes[names[0]]] if names else []
+        # sizes of one value shrink together (hypterm's L, M, N are one cube: its guards compare j and k with N),
+        # then the largest alone; a halving that empties the launch is not taken
+        for group in ([top] if len(top) > 1 else []) + [[k] for k in names]:
+            trial = {**sizes, **{k: _half(sizes[k], even[k]) for k in group}}
             try:
                 n = largest(trial)
             except Exception:

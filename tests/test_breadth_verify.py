@@ -45,6 +45,10 @@ def test_cap_sizes_halves_the_largest_size_until_buffers_and_launch_fit():
     sizes, why = b.cap_sizes(_case("cdiv(m, 128)", "128", "r: f32[4096 * m] inout, m: i32", {"m": 5860}),
                              cap=1 << 20)
     assert why is None and sizes == {"m": 180}                   # 5860 -> 2928 -> 1464 -> 732 -> 364 -> 180
+    # equal sizes shrink together (hypterm: L = M = N, its guards compare all three indices with N)
+    sizes, why = b.cap_sizes(_case("(cdiv(N, 16), cdiv(M, 4), cdiv(L, 4))", "(16, 4, 4)", "f: f64[L * M * N] inout",
+                                   {"L": 1000, "M": 1000, "N": 1000}), cap=1 << 12)
+    assert why is None and sizes["L"] == sizes["M"] == sizes["N"] == 8     # 1000 -> 496 -> ... -> 24 -> 8
     # nothing left to shrink: said, not hidden
     sizes, why = b.cap_sizes(_case("1", "1", "r: f32[4194304] inout", {}), cap=1 << 16)
     assert why is not None and "cannot bring" in why
