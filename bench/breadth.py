@@ -450,6 +450,17 @@ def main(argv=None) -> int:
     if argv is None and sys.argv[1:2] == ["--derive"]:
         json.dump(_derive_json(sys.argv[2]), sys.stdout)
         return 0
+    if argv is None and sys.argv[1:2] == ["--explain"]:
+        # `breadth.py --explain RESULTS.json`: re-read bench/breadth_verify_notes.json into saved results (the
+        # notes written after the run) and print the verify table; the runs themselves are not repeated
+        with open(sys.argv[2]) as f:
+            doc = json.load(f)
+        explain(doc["results"])
+        doc["verify"] = verify_totals(doc["results"])
+        with open(sys.argv[2], "w") as f:
+            json.dump(doc, f, indent=1, default=str)
+        print(verify_markdown(doc["results"]))
+        return 0
     args = ap.parse_args(argv)
     src = os.path.join(args.hecbench, "src") if os.path.isdir(os.path.join(args.hecbench, "src")) \
         else args.hecbench
