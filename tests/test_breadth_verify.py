@@ -40,7 +40,7 @@ def test_cap_sizes_halves_the_largest_size_until_buffers_and_launch_fit():
     # a halving that would empty the launch (g // 128 == 0) is not taken: the other size shrinks instead, and
     # each keeps the power of two it was a multiple of (mt's nPerRng must stay even: an odd one reads past the end)
     sizes, why = b.cap_sizes(_case("g // 128", "128", "r: f32[4096 * m] inout, m: i32",
-                                   {"m": 100, "g": 256}), cap=1 << 16)
+                                   {"m": 100, "g": 384}), cap=1 << 16)
     assert why is None and sizes == {"m": 12, "g": 128}          # 100 = 4 * 25 -> 48 -> 24 -> 12
     sizes, why = b.cap_sizes(_case("cdiv(m, 128)", "128", "r: f32[4096 * m] inout, m: i32", {"m": 5860}),
                              cap=1 << 20)
@@ -49,6 +49,9 @@ def test_cap_sizes_halves_the_largest_size_until_buffers_and_launch_fit():
     sizes, why = b.cap_sizes(_case("(cdiv(N, 16), cdiv(M, 4), cdiv(L, 4))", "(16, 4, 4)", "f: f64[L * M * N] inout",
                                    {"L": 1000, "M": 1000, "N": 1000}), cap=1 << 12)
     assert why is None and sizes["L"] == sizes["M"] == sizes["N"] == 8     # 1000 -> 496 -> ... -> 24 -> 8
+    # mt: nPerRng = 5860 stays a multiple of 4, so 4096 * nPerRng cannot get under 4096: said, not forced odd
+    sizes, why = b.cap_sizes(_case("cdiv(m, 128)", "128", "r: f32[4096 * m] inout, m: i32", {"m": 5860}), cap=1 << 12)
+    assert sizes == {"m": 4} and "cannot bring" in why
     # nothing left to shrink: said, not hidden
     sizes, why = b.cap_sizes(_case("1", "1", "r: f32[4194304] inout", {}), cap=1 << 16)
     assert why is not None and "cannot bring" in why
