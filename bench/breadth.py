@@ -448,6 +448,8 @@ def main(argv=None) -> int:
                     help="also run the valid kernels whose verify case derives (lavapipe 4/8/16 and PoCL, compared "
                          "with each other)")
     ap.add_argument("--verify-timeout", type=float, default=120.0, help="seconds per kernel and run in --verify")
+    ap.add_argument("--reuse", metavar="RESULTS.json", help="take the translation results from an earlier --json "
+                    "of the same list and commit instead of translating again (for --verify)")
     if argv is None and sys.argv[1:2] == ["--derive"]:
         json.dump(_derive_json(sys.argv[2]), sys.stdout)
         return 0
@@ -474,6 +476,10 @@ def main(argv=None) -> int:
     targets = [t.strip() for t in args.to.split(",") if t.strip()]
     jobs = [(p, t) for p in progs for t in targets]
     results = {p: {} for p in progs}
+    if args.reuse:
+        old = json.load(open(args.reuse))["results"]
+        results = {p: {t: old[p][t] for t in targets} for p in progs}
+        jobs = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.j)) as ex:
         futs = {ex.submit(run_one, os.path.join(src, p), t, args.timeout): (p, t) for p, t in jobs}
         for f in concurrent.futures.as_completed(futs):
