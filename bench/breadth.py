@@ -9,7 +9,17 @@ Per program and target: kernels found (unique `__global__` names in any file of 
 translated (an output was produced: written, or rejected by the validator), valid (written: the translators
 validate by default and drop what glslangValidator/spirv-val or the PoCL build rejects), refused grouped by
 reason (CP code + the first words of the message), and kernels left out with no diagnostic at all (`silent`;
-`silent_exit0` when the command also exited 0 -- the worst case)."""
+`silent_exit0` when the command also exited 0 -- the worst case).
+
+--verify (opt-in) also runs what is valid: for every valid kernel of a program's `*.cu` files whose verify case
+derives without a spec (porter/verify/derive.py), `cuport verify FILE --portability-fixes` (cuport's translated
+output, what is counted) on the valid targets (Vulkan at lavapipe's subgroups 4/8/16, OpenCL on PoCL), the runs
+compared with each other; the derived sizes are halved until every buffer and the grid stay <= VERIFY_CAP
+elements / threads. Where OpenCL is valid the kernel also runs under Oclgrind at sizes <= 4096 (65536 where the
+sizes' powers of two do not allow 4096): a read or write
+outside the buffers means the derived sizes do not fit the kernel (CUDA would do the same), and the kernel is
+"failed" whatever the runs said. Per kernel: agree, disagree (first differing index and values), nondeterministic
+(a second run with the same inputs changes the answer), or failed to run (why)."""
 from __future__ import annotations
 
 import argparse
@@ -145,6 +155,249 @@ def run_one(prog_dir: str, target: str, timeout: float) -> dict:
             "kernels": rows, "messages": messages, "files": found, "exit": rc, "seconds": round(seconds, 2)}
 
 
+VERIFY_CAP = 1 << 20            # elements per buffer and threads per launch in --verify
+
+
+def _derive_json(path: str) -> list:
+    """Derived verify cases of one file as JSON-able dicts (run in a child: libclang stays out of this process)."""
+    sys.path.insert(0, ROOT)
+    from porter.verify.derive import derive_file
+    return [{"kernel": d.kernel, "line": d.line, "case": d.as_dict(portability_fixes=True),
+             "problems": [f"{p.what}: {p.message}" for p in d.problems]} for d in derive_file(path)]
+
+
+def cap_sizes(case: dict, cap: int = VERIFY_CAP) -> tuple[dict, str | None]:
+    """The derived sizes, the largest halved (keeping the power of two it is a multiple of, up to 256) until every
+    buffer and the launch fit `cap`.
+    Returns (sizes, None) or (sizes, why they cannot be brought under the cap)."""
+    sys.path.insert(0, ROOT)
+    from porter.verify.derive import case_from_dict
+    from porter.verify.notation import eval_int
+    sizes = dict(case["sizes"][0])
+    try:
+        c = case_from_dict(case)
+    except Exception as e:              # what was derived does not make a case
+        return sizes, f"{type(e).__name__}: {e}"
+
+    def largest(sz):
+        env = c.env(sz)
+        grid, block = c.launch(sz)
+        counts = [grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2]]
+        for p in c.sig:
+            if p.is_array:
+                n = 1
+                for e in p.shape:
+                    n *= eval_int(e, env, p.name)
+                counts.append(n)
+        return max(counts)
+
+    try:
+        n = largest(sizes)
+    except Exception as e:              # the derived sizes themselves cannot be evaluated
+        return sizes, f"sizes {sizes}: {type(e).__name__}: {e}"
+    even = {k: max(1, min(v & -v, 256)) for k, v in sizes.items()}    # the power of two each size is a multiple of
+    while n > cap:
+        names = sorted((k for k, v in sizes.items() if v > even[k]), key=lambda k: sizes[k], reverse=True)
+        top = [k for k in names if sizes[k] == sizes[names[0]]] if names else []
+        # sizes of one value shrink together (hypterm's L, M, N are one cube: its guards compare j and k with N),
+        # then the largest alone; a halving that empties the launch is not taken
+        for group in ([top] if len(top) > 1 else []) + [[k] for k in names]:
+            trial = {**sizes, **{k: _half(sizes[k], even[k]) for k in group}}
+            try:
+                n = largest(trial)
+            except Exception:
+                continue
+            sizes = trial
+            break
+        else:
+            return sizes, f"cannot bring the buffers or the launch under {cap} elements (sizes {sizes})"
+    return sizes, None
+
+
+def _half(v: int, step: int) -> int:
+    """About v / 2, still a multiple of `step` (the source's `nPerRng` must stay even, a width a multiple of 16),
+    never below `step` itself: mt's nPerRng = 1 read past Rand under Oclgrind."""
+    return max(step, v // 2 // step * step)
+
+
+def _first_bad(doc: dict) -> str | None:
+    bad = [p for p in doc.get("differential", []) if not p["ok"]]
+    return f"{bad[0]['a']} vs {bad[0]['b']}: {bad[0]['message']}" if bad else None
+
+
+def verify_kernel(path: str, case: dict, targets: list, timeout: float) -> dict:
+    """One derived kernel, run on `targets` at capped sizes; twice on disagreement (same inputs, same seed): runs
+    that change between the two are nondeterministic, as the CUDA original would be."""
+    row = {"file": os.path.basename(path), "sizes": dict(case["sizes"][0]), "targets": targets}
+    if not re.search(r"\b(out|inout)\b", case["signature"]):
+        return {**row, "verdict": "failed", "why": "no output buffer: nothing to compare"}
+    sizes, why = cap_sizes(case)
+    row["sizes"] = sizes
+    if why:
+        return {**row, "verdict": "failed", "why": why}
+    cmd = [sys.executable, "-m", "porter", "verify", path, "--kernels", case["kernel"], "--portability-fixes",
+           "--targets", ",".join(targets), "--output-format", "json", "-j", "1", "--timeout", str(timeout),
+           "--sizes", ",".join(f"{k}={v}" for k, v in sizes.items())] if sizes else None
+    if cmd is None:
+        cmd = [sys.executable, "-m", "porter", "verify", path, "--kernels", case["kernel"], "--portability-fixes",
+               "--targets", ",".join(targets), "--output-format", "json", "-j", "1", "--timeout", str(timeout)]
+
+    def once():
+        try:
+            p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout * 6 + 60)
+        except subprocess.TimeoutExpired:
+            return None, "the verify command timed out"
+        try:
+            return json.loads(p.stdout), p.stderr
+        except ValueError:
+            return None, (p.stderr.strip().splitlines() or ["no output"])[-1]
+
+    doc, err = once()
+    if doc is None:
+        return {**row, "verdict": "failed", "why": err}
+    out = _judge_runs(doc, once, row)
+    if "opencl" in targets:             # agreeing runs of a case that reads past its buffers prove nothing either
+        bad = _out_of_bounds(path, case, timeout)
+        if bad:                         # the case, not the translation: CUDA would access the same addresses
+            out = {**out, "verdict": "failed", "first_verdict": out["verdict"],
+                   "why": f"out of bounds under the derived sizes (Oclgrind at {bad[0]}: {bad[1]}); the "
+                          f"sizes do not fit the kernel's indexing (first: {out['verdict']}: {out.get('why', '')})"}
+    return out
+
+
+def _out_of_bounds(path: str, case: dict, timeout: float):
+    """(sizes, first report) when the OpenCL translation, run under Oclgrind at small sizes, reads or writes
+    outside its buffers; None when clean or when Oclgrind cannot run."""
+    sizes, why = cap_sizes(case, cap=1 << 12)
+    if why:                             # sizes that keep their powers of two may not get that small
+        sizes, why = cap_sizes(case, cap=1 << 16)
+    if why:
+        return None
+    cmd = [sys.executable, "-m", "porter", "verify", path, "--kernels", case["kernel"], "--portability-fixes",
+           "--targets", "oclgrind", "--output-format", "json", "-j", "1", "--timeout", str(timeout)]
+    if sizes:
+        cmd += ["--sizes", ",".join(f"{k}={v}" for k, v in sizes.items())]
+    try:
+        p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout * 2 + 60)
+        doc = json.loads(p.stdout)
+    except (subprocess.TimeoutExpired, ValueError):
+        return None
+    for r in doc.get("results", []):
+        msg = r.get("message") or ""
+        if r.get("status") == "FAIL" and re.search(r"Invalid (read|write)", msg):
+            return ",".join(f"{k}={v}" for k, v in sizes.items()) or "-", msg.splitlines()[0][:200]
+    return None
+
+
+def _judge_runs(doc: dict, once, row: dict) -> dict:
+    runs = {f"{r['target']}/{r['variant']}" if r["variant"] not in ("-", "") else r["target"]: r
+            for r in doc["results"]}
+    row["runs"] = {k: r["status"] for k, r in runs.items()}
+    # a subgroup size outside the translation's launch contract (manifest min_subgroup_size) is refused by the
+    # host, as the translation asks: not a failure, and not a run to compare
+    outside = [k for k, r in runs.items() if r["status"] == "FAIL" and "launch refused" in (r["message"] or "")]
+    if outside:
+        row["outside_contract"] = outside
+    broken = [f"{k}: {r['status']}: {(r['message'] or '').strip().splitlines()[0][:200] if r['message'] else ''}"
+              for k, r in runs.items() if k not in outside and (r["status"] in ("crash", "timeout", "skipped")
+                                                                  or (r["status"] == "FAIL" and not _first_bad(doc)))]
+    if broken:
+        return {**row, "verdict": "failed", "why": "; ".join(broken)}
+    bad = _first_bad(doc)
+    if bad is None:
+        if sum(r["status"] == "pass" for r in runs.values()) < 2:
+            return {**row, "verdict": "failed", "why": "fewer than two runs to compare" +
+                    (f" ({', '.join(outside)} outside the launch contract)" if outside else "")}
+        return {**row, "verdict": "agree"}
+    again, _ = once()                   # the same inputs again: does any target change its own answer?
+    moved = []
+    if again is not None:
+        first = {(p["a"], p["b"]): p for p in doc.get("differential", [])}
+        for p in again.get("differential", []):
+            q = first.get((p["a"], p["b"]))
+            if q is not None and (q["ok"] != p["ok"] or q.get("values") != p.get("values")):
+                moved.append(f"{p['a']} vs {p['b']}")
+    if moved:
+        return {**row, "verdict": "nondeterministic", "why": f"{bad}; a second run with the same inputs "
+                f"changed {', '.join(moved[:3])}"}
+    return {**row, "verdict": "disagree", "why": bad}
+
+
+def verify_program(prog_dir: str, res: dict, timeout: float) -> dict:
+    """{kernel: verify row} for the valid kernels of the program's .cu files that derive; the others say why."""
+    out = {}
+    for path in sorted(glob.glob(os.path.join(prog_dir, "**", "*.cu"), recursive=True)):
+        try:
+            p = subprocess.run([sys.executable, os.path.abspath(__file__), "--derive", path], cwd=ROOT,
+                               capture_output=True, text=True, timeout=timeout * 2 + 60)
+            derived = json.loads(p.stdout) if p.returncode == 0 else []
+        except (subprocess.TimeoutExpired, ValueError):
+            derived = []
+        for d in derived:
+            k = d["kernel"]
+            targets = [v for t, v in (("glsl", "vulkan"), ("opencl", "opencl"))
+                       if res.get(t, {}).get("kernels", {}).get(k) == "valid"]
+            if k in out or not targets:
+                continue
+            if d["problems"]:
+                out[k] = {"file": os.path.relpath(path, prog_dir), "verdict": "underived",
+                          "why": d["problems"][0]}
+                continue
+            out[k] = verify_kernel(path, d["case"], targets, timeout)
+            out[k]["file"] = os.path.relpath(path, prog_dir)
+            print(f"  verify {os.path.basename(prog_dir)} {k}: {out[k]['verdict']} {out[k].get('why', '')}"[:300],
+                  file=sys.stderr, flush=True)
+    return out
+
+
+VERDICTS = ("agree", "disagree", "nondeterministic", "failed")
+NOTES = os.path.join(ROOT, "bench", "breadth_verify_notes.json")
+
+
+def explain(results: dict, notes_path: str = NOTES) -> None:
+    """Attach the hand investigation of a disagreement (bench/breadth_verify_notes.json) to its row; the
+    verdict is left as it is."""
+    try:
+        notes = json.load(open(notes_path))
+    except (OSError, ValueError):
+        return
+    for prog, r in results.items():
+        for k, row in r.get("verify", {}).items():
+            if row["verdict"] in ("disagree", "nondeterministic") and f"{prog}/{k}" in notes:
+                row["explained"] = notes[f"{prog}/{k}"]
+
+
+def verify_totals(results: dict) -> dict:
+    tot = collections.Counter()
+    for r in results.values():
+        for row in r.get("verify", {}).values():
+            tot["valid kernels in .cu files"] += 1
+            if row["verdict"] != "underived":
+                tot["derived"] += 1
+            tot[row["verdict"]] += 1
+            if row.get("explained"):
+                tot[row["verdict"] + ", explained"] += 1
+    return dict(tot)
+
+
+def verify_markdown(results: dict) -> str:
+    t = verify_totals(results)
+    lines = ["", f"**verify** (valid kernels of `.cu` files: {t.get('valid kernels in .cu files', 0)}): "
+             f"derived {t.get('derived', 0)}, " + ", ".join(f"{v} {t.get(v, 0)}" for v in VERDICTS) +
+             f" (explained by hand: {t.get('disagree, explained', 0) + t.get('nondeterministic, explained', 0)})", "",
+             "| program | kernel | targets | sizes | verdict | detail |", "|---|---|---|---|---|---|"]
+    for prog, r in results.items():
+        for k, row in r.get("verify", {}).items():
+            if row["verdict"] == "underived":
+                continue
+            sizes = ",".join(f"{a}={b}" for a, b in row.get("sizes", {}).items()) or "-"
+            why = row.get("why", "") + (f" -- investigated: {row['explained']}" if row.get("explained") else "")
+            why = why.replace("|", "\\|")
+            lines.append(f"| {prog} | {k} | {'+'.join(row.get('targets', []))} | {sizes} | {row['verdict']} | "
+                         f"{why[:900]} |")
+    return "\n".join(lines) + "\n"
+
+
 def summarize(results: dict, target: str) -> dict:
     tot = collections.Counter()
     reasons = collections.Counter()
@@ -191,6 +444,26 @@ def main(argv=None) -> int:
     ap.add_argument("-j", type=int, default=1, help="programs in parallel (default 1)")
     ap.add_argument("--json", default=None, help="write all results here")
     ap.add_argument("--markdown", action="store_true", help="print the tables as Markdown")
+    ap.add_argument("--verify", action="store_true",
+                    help="also run the valid kernels whose verify case derives (lavapipe 4/8/16 and PoCL, compared "
+                         "with each other)")
+    ap.add_argument("--verify-timeout", type=float, default=120.0, help="seconds per kernel and run in --verify")
+    ap.add_argument("--reuse", metavar="RESULTS.json", help="take the translation results from an earlier --json "
+                    "of the same list and commit instead of translating again (for --verify)")
+    if argv is None and sys.argv[1:2] == ["--derive"]:
+        json.dump(_derive_json(sys.argv[2]), sys.stdout)
+        return 0
+    if argv is None and sys.argv[1:2] == ["--explain"]:
+        # `breadth.py --explain RESULTS.json`: re-read bench/breadth_verify_notes.json into saved results (the
+        # notes written after the run) and print the verify table; the runs themselves are not repeated
+        with open(sys.argv[2]) as f:
+            doc = json.load(f)
+        explain(doc["results"])
+        doc["verify"] = verify_totals(doc["results"])
+        with open(sys.argv[2], "w") as f:
+            json.dump(doc, f, indent=1, default=str)
+        print(verify_markdown(doc["results"]))
+        return 0
     args = ap.parse_args(argv)
     src = os.path.join(args.hecbench, "src") if os.path.isdir(os.path.join(args.hecbench, "src")) \
         else args.hecbench
@@ -203,6 +476,10 @@ def main(argv=None) -> int:
     targets = [t.strip() for t in args.to.split(",") if t.strip()]
     jobs = [(p, t) for p in progs for t in targets]
     results = {p: {} for p in progs}
+    if args.reuse:
+        old = json.load(open(args.reuse))["results"]
+        results = {p: {t: old[p][t] for t in targets} for p in progs}
+        jobs = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.j)) as ex:
         futs = {ex.submit(run_one, os.path.join(src, p), t, args.timeout): (p, t) for p, t in jobs}
         for f in concurrent.futures.as_completed(futs):
@@ -210,19 +487,26 @@ def main(argv=None) -> int:
             r = results[p][t] = f.result()
             print(f"{p:28s} {t:7s} found {r['found']:3d} translated {r['translated']:3d} valid {r['valid']:3d} "
                   f"exit {r['exit']} {r['seconds']:.1f}s", file=sys.stderr, flush=True)
+    if args.verify:                     # after translation: one kernel at a time (lavapipe takes every core)
+        for p in progs:
+            results[p]["verify"] = verify_program(os.path.join(src, p), results[p], args.verify_timeout)
+        explain(results)
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(args.json, "w") as f:
             json.dump({"command": " ".join(sys.argv), "results": results,
-                       "summary": {t: summarize(results, t) for t in targets}}, f, indent=1, default=str)
+                       "summary": {t: summarize(results, t) for t in targets},
+                       **({"verify": verify_totals(results)} if args.verify else {})}, f, indent=1, default=str)
     if args.markdown:
-        print(markdown(results, targets))
+        print(markdown(results, targets) + (verify_markdown(results) if args.verify else ""))
     else:
         for t in targets:
             s = summarize(results, t)
             print(t, json.dumps(s["totals"]))
             for why, n in s["reasons"]:
                 print(f"  {n:4d}  {why}")
+        if args.verify:
+            print("verify", json.dumps(verify_totals(results)))
     return 0
 
 

@@ -118,6 +118,8 @@ class _Sym:
         self.notes: list[str] = []
         self.inline: set[int] = set()        # decls folded to their value (block dimensions)
         self.taken = {p.name for p in kernel.params}
+        self.calls: dict[int, list] = {}     # id(host function) -> its calls (caller_arg)
+        self.bound: dict[int, object] = {}   # id(PARM_DECL) -> argument, while a one-line function is inlined
 
     def size_name(self, decl, value, why: str | None = None, name: str | None = None) -> str:
         """The size name of a host variable (or the kernel parameter `name` it is passed to)."""
@@ -130,6 +132,35 @@ class _Sym:
             if why:
                 self.notes.append(why.format(name=cand))
         return self.names[id(decl)]
+
+    def caller_arg(self, decl):
+        """The argument a host function's parameter receives at the function's first call in the file
+        (`void run(int *d, int n) { k<<<...>>>(d, n); }` called as `run(d_v, n)`), or None. Every parameter of
+        one function is read at the same call, so the launch is one the program makes."""
+        if decl is None or decl.kind != "PARM_DECL" or decl.parent is None:
+            return None
+        fn = self.model.function_of(decl)
+        if fn is None or fn.is_kernel or fn is self.kernel or fn.node is not decl.parent:
+            return None
+        names = [p.name for p in fn.params]
+        if decl.spelling not in names:
+            return None
+        if id(fn) not in self.calls:
+            calls = [c for c in self.model.of_kind("CALL_EXPR") if c.spelling == fn.name and
+                     len(c.args()) == len(names) and self.model.function_of(c) is not fn]
+            calls.sort(key=self._liveness)  # a call in main first, then in a called function; dead code last
+            self.calls[id(fn)] = calls
+            if len(calls) > 1:
+                self.notes.append(f"`{fn.name}` is called {len(calls)} times: the call at line "
+                                  f"{self.model.source.position(calls[0].start)[0]} gives its parameters")
+        calls = self.calls[id(fn)]
+        return calls[0].args()[names.index(decl.spelling)] if calls else None
+
+    def _liveness(self, call) -> int:
+        caller = self.model.function_of(call)
+        if caller is None or caller.name == "main":
+            return 0
+        return 1 if any(c.spelling == caller.name for c in self.model.of_kind("CALL_EXPR")) else 2
 
     def expr(self, node, depth: int = 0) -> str:
         from porter.analysis.launch import fold_int
@@ -156,14 +187,39 @@ class _Sym:
         v = n.value if k.endswith(("_EXPR", "_LITERAL", "OPERATOR")) else None
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             return repr(v)
+        if k == "CONDITIONAL_OPERATOR":
+            ab = _ceil_pattern(n)
+            if ab is not None:          # hypterm's `#define ceil(a,b) ((a) % (b) == 0 ? (a) / (b) : (a) / (b) + 1)`
+                return f"cdiv({self.expr(ab[0], depth + 1)}, {self.expr(ab[1], depth + 1)})"
+        if k == "CALL_EXPR":
+            body = _one_return(self.model, n)
+            if body is not None:        # `int ceil_div(int a, int b) { return (a + b - 1) / b; }`
+                fn, ret = body
+                saved = dict(self.bound)
+                self.bound.update({id(p.node): a for p, a in zip(fn.params, n.args())})
+                try:
+                    return f"({self.expr(ret, depth + 1)})"
+                finally:
+                    self.bound = saved
         raise Underivable(f"cannot express `{' '.join(n.text.split())}` as a size")
 
     def variable(self, decl, depth: int) -> str:
         from porter.analysis.launch import fold_int
+        if id(decl) in self.bound:          # a parameter of a function being inlined: its argument
+            arg = self.bound.pop(id(decl))
+            try:
+                text = self.expr(arg, depth + 1)
+                return text if re.fullmatch(r"\w+", text) else f"({text})"
+            finally:
+                self.bound[id(decl)] = arg
         if id(decl) in self.names:
             return self.names[id(decl)]
+        if id(decl) in self.inline:         # makes up the block: the value the block was folded with
+            v = _fold_decl(self, decl)
+            if v is not None:
+                return str(v)
         where = f"line {self.model.source.position(decl.start)[0]}"
-        init = self.an.definition(decl) if decl.kind == "VAR_DECL" else None
+        init = self.an.definition(decl) if decl.kind == "VAR_DECL" else self.caller_arg(decl)
         if init is not None:
             const = fold_int(self.model, init)
             if const is not None and id(decl) in self.inline:
@@ -174,8 +230,116 @@ class _Sym:
                 return self.expr(init, depth + 1)
             except Underivable:
                 pass
+        first = _loop_start(decl)
+        if first is not None:           # `for (int t = 0; t < iters; t++) k<<<...>>>(t)`: a value it takes
+            text = self.expr(first, depth + 1)
+            self.notes.append(f"`{decl.spelling}` is the counter of the loop at {where}: its first value "
+                              f"{text} taken")
+            return text
         return self.size_name(decl, HEURISTIC_SIZE, f"{{name}} is decided at run time ({where}): "
                                                     f"{HEURISTIC_SIZE} assumed (--sizes {{name}}=N)")
+
+
+def _loop_start(decl):
+    """The initial value of a `for` loop's counter declared in its init (`for (int t = 0; ...)`), or None. Taking
+    the run-time fallback (1000) for it indexed past the end of buffers sized by the loop's bound (d2q9-bgk's
+    `Partial_Sum[... + tt * ...]`)."""
+    stmt = decl.parent
+    if stmt is None or stmt.kind != "DECL_STMT" or stmt.parent is None or stmt.parent.kind != "FOR_STMT" or \
+            not stmt.parent.children or stmt.parent.children[0] is not stmt:
+        return None
+    exprs = [c for c in decl.children if not c.kind.endswith("_ATTR") and c.kind not in ("TYPE_REF",
+                                                                                         "NAMESPACE_REF")]
+    return exprs[-1] if exprs else None
+
+
+def _one_return(model, call):
+    """(Function, returned expression) of a called host function whose body is `return E;` alone, or None."""
+    name = call.spelling
+    fns = [f for f in model.functions if f.name == name and f.body is not None and not f.is_kernel]
+    if len(fns) != 1 or len(fns[0].params) != len(call.args()):
+        return None
+    stmts = [c for c in fns[0].body.children]
+    if len(stmts) != 1 or stmts[0].kind != "RETURN_STMT" or not stmts[0].children:
+        return None
+    return fns[0], stmts[0].children[-1]
+
+
+def _ceil_pattern(node):
+    """(a, b) of `a % b == 0 ? a / b : a / b + 1`, or None. Compared by tree, not text: inside a macro every
+    node's text is the macro's call."""
+    def key(x):
+        x = _bare(x)
+        return (x.kind, x.spelling, getattr(x, "op", None) if x.kind.endswith("OPERATOR") else None,
+                x.value if x.kind.endswith("_LITERAL") else None, tuple(key(c) for c in x.children))
+
+    def div(x):
+        x = _bare(x)
+        return (key(x.children[0]), key(x.children[1])) if x.kind == "BINARY_OPERATOR" and x.op == "/" and \
+            len(x.children) == 2 else None
+    if len(node.children) != 3:
+        return None
+    cond, yes, no = (_bare(c) for c in node.children)
+    if cond.kind != "BINARY_OPERATOR" or cond.op != "==" or len(cond.children) != 2:
+        return None
+    mod, zero = (_bare(c) for c in cond.children)
+    if mod.kind != "BINARY_OPERATOR" or mod.op != "%" or zero.value != 0 or len(mod.children) != 2:
+        return None
+    ab = (key(mod.children[0]), key(mod.children[1]))
+    if div(yes) != ab or no.kind != "BINARY_OPERATOR" or no.op != "+" or len(no.children) != 2:
+        return None
+    q, one = (_bare(c) for c in no.children)
+    if div(q) != ab or one.value != 1:
+        return None
+    return mod.children[0], mod.children[1]
+
+
+def _fold_first(sym: _Sym, node, depth: int = 0):
+    """An integer the expression takes on the program's first way through (a block size): constants, locals
+    initialised once, a loop counter's first value (`for (int j = 32; ...)`, `for (int b : {64, 128})` over an
+    array of constants), a host wrapper's parameter at its call. None otherwise; no size names are made."""
+    from porter.analysis.launch import fold_int
+    if node is None or depth > 8:
+        return None
+    v = fold_int(sym.model, node)
+    if v is not None:
+        return v
+    n = _bare(node)
+    if n.kind != "DECL_REF_EXPR" or n.ref is None:
+        return None
+    return _fold_decl(sym, n.ref, depth)
+
+
+def _fold_decl(sym: _Sym, d, depth: int = 0):
+    """_fold_first of a reference to the variable or parameter `d`."""
+    if d.kind == "PARM_DECL":
+        return _fold_first(sym, sym.caller_arg(d), depth + 1)
+    if d.kind != "VAR_DECL":
+        return None
+    rng = d.parent
+    if rng is not None and rng.kind == "CXX_FOR_RANGE_STMT" and rng.children and rng.children[0] is d:
+        seq = _bare(rng.children[1]) if len(rng.children) > 1 else None
+        if seq is not None and seq.kind == "DECL_REF_EXPR" and seq.ref is not None and seq.ref.kind == "VAR_DECL":
+            seq = next((c for c in seq.ref.children if c.kind == "INIT_LIST_EXPR"), None)
+        if seq is not None and seq.kind == "INIT_LIST_EXPR" and seq.children:
+            return _fold_first(sym, seq.children[0], depth + 1)
+        return None
+    first = _loop_start(d)
+    if first is not None:
+        return _fold_first(sym, first, depth + 1)
+    init = sym.an.definition(d)
+    return _fold_first(sym, init, depth + 1) if init is not None else None
+
+
+def _through_wrappers(sym: _Sym, b):
+    """`k<<<...>>>(d, n)` inside `void run(int *d, int n)` called as `run(d_v, 4096)`: the caller's argument
+    (`d_v`, `4096`) for a parameter of the host function, up to 3 wrappers deep; `b` itself otherwise."""
+    for _ in range(3):
+        up = sym.caller_arg(b.ref) if b is not None and b.kind == "DECL_REF_EXPR" and b.ref is not None else None
+        if up is None:
+            break
+        b = _bare(up)
+    return b
 
 
 def _has_var_refs(node) -> bool:
@@ -359,7 +523,11 @@ def _from_site(model, fn, site, args, sym: _Sym, d: Derived) -> None:
     from porter.analysis.launch import fold_int, site_shapes
     sl = _line(model, site.node)
     shapes = site_shapes(model, site, fn)
-    if shapes:
+    wrapped = _wrapper_block(model, sym, site.block)
+    if wrapped:                         # the block the wrapper receives at the call the sizes come from
+        d.block = _dims_text(wrapped)
+        _mark_inline(sym, site.block)
+    elif shapes and wrapped is None:
         d.block = _dims_text(shapes[0][0].dims)
         _mark_inline(sym, site.block)
     else:
@@ -368,12 +536,15 @@ def _from_site(model, fn, site, args, sym: _Sym, d: Derived) -> None:
     # an integer parameter that receives a host variable gives that variable's value a size name: its own
     for p, a in zip(fn.params, args):
         b = _bare(a)
+        b = _through_wrappers(sym, b)
         if not _is_int(p) or b.kind != "DECL_REF_EXPR" or b.ref is None or id(b.ref) in sym.inline:
             continue
-        init = sym.an.definition(b.ref) if b.ref.kind == "VAR_DECL" else None
+        init = sym.an.definition(b.ref) if b.ref.kind == "VAR_DECL" else sym.caller_arg(b.ref)
         const = fold_int(model, init) if init is not None else None
         if const is not None and not _has_var_refs(init):
             sym.size_name(b.ref, const, name=p.name)
+        elif init is None and _loop_start(b.ref) is not None:
+            continue                    # a loop counter: _Sym.variable gives its first value
         elif init is None or not _expressible(sym, init):
             sym.size_name(b.ref, HEURISTIC_SIZE, f"{{name}} is decided at run time (line {_line(model, b.ref)}): "
                                                  f"{HEURISTIC_SIZE} assumed (--sizes {{name}}=N)", p.name)
@@ -386,6 +557,24 @@ def _from_site(model, fn, site, args, sym: _Sym, d: Derived) -> None:
             d.shared = _tidy(sym.expr(site.shmem))
         except Underivable as e:
             d.problems.append(Problem("shared", f"dynamic shared memory at line {sl}: {e}"))
+
+
+def _wrapper_block(model, sym: _Sym, block):
+    """`k<<<g, threads>>>` / `dim3(threads)` with `threads` a host wrapper's parameter: the block folded from
+    the argument at the call caller_arg reads (launch.py's site_shapes takes any call: the grid and sizes would
+    come from one call and the block from another); () when it does not fold there; None for other blocks."""
+    from porter.analysis.launch import fold_dim3
+    b = _bare(block)
+    while b is not None and b.kind in ("CXX_FUNCTIONAL_CAST_EXPR", "CALL_EXPR") and "dim3" in (b.type or "") \
+            and len([c for c in b.children if c.kind != "TYPE_REF"]) == 1:
+        b = _bare([c for c in b.children if c.kind != "TYPE_REF"][0])
+    if b is None or b.kind != "DECL_REF_EXPR" or b.ref is None or sym.caller_arg(b.ref) is None:
+        return None
+    dims = fold_dim3(model, _through_wrappers(sym, b))
+    if dims is None:
+        x = _fold_first(sym, b)
+        dims = (x, 1, 1) if x is not None else None
+    return dims if dims is not None and dims[0] * dims[1] * dims[2] > 0 else ()
 
 
 def _without_site(fn, sym: _Sym, d: Derived) -> None:
@@ -425,7 +614,11 @@ def _mark_inline(sym: _Sym, block) -> None:
     while todo:
         node = todo.pop()
         for n in node.walk():
-            if n.kind == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind == "VAR_DECL" and \
+            if n.kind == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind == "PARM_DECL" and \
+                    id(n.ref) not in sym.inline and sym.caller_arg(n.ref) is not None:
+                sym.inline.add(id(n.ref))           # `run(d, n, 128)` with `k<<<g, threads>>>`
+                todo.append(sym.caller_arg(n.ref))
+            elif n.kind == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind == "VAR_DECL" and \
                     id(n.ref) not in sym.inline:
                 sym.inline.add(id(n.ref))
                 d = sym.an.definition(n.ref)
@@ -438,6 +631,8 @@ def _mark_inline(sym: _Sym, block) -> None:
 def _grid_text(sym: _Sym, grid) -> str:
     from porter.analysis.launch import _members_written
     n = _bare(grid)
+    while n.kind == "CXX_FUNCTIONAL_CAST_EXPR" and "dim3" in (n.type or "") and n.children:
+        n = _bare(n.children[-1])       # `dim3(g)` is a functional cast around the constructor call `dim3(g)`
     if n.kind == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind == "VAR_DECL" and "dim3" in (n.type or ""):
         if _members_written(n.ref):
             raise Underivable(f"`{n.spelling}` is changed after its declaration")
@@ -485,6 +680,7 @@ def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) ->
         shape = first.name if first is not None else None
     elif arg is not None:
         b = _bare(arg)
+        b = _through_wrappers(sym, b)
         if b.kind != "DECL_REF_EXPR" or b.ref is None or b.ref.kind not in ("VAR_DECL", "PARM_DECL"):
             d.problems.append(Problem(p.name, f"'{p.name}' receives `{' '.join(arg.text.split())}`, not a buffer "
                                               "variable: its size is not known"))
@@ -525,7 +721,7 @@ def _scalar(sym: _Sym, d: Derived, p, arg) -> PDesc:
         if dtype[0] == "f":
             return PDesc(p.name, dtype, default="1.5")
         return PDesc(p.name, dtype) if p.name in sym.sizes else PDesc(p.name, dtype, default="1")
-    b = _bare(arg) if arg is not None else None
+    b = _through_wrappers(sym, _bare(arg)) if arg is not None else None
     if b is not None and b.kind == "DECL_REF_EXPR" and id(b.ref) in sym.names and sym.names[id(b.ref)] == p.name:
         return PDesc(p.name, dtype)
     if arg is None:

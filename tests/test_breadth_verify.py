@@ -1,0 +1,178 @@
+"""bench/breadth.py --verify: derived cases run at capped sizes, and each kernel's verdict."""
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from porter.verify.backends import opencl, vulkan
+from verify_fixtures.helpers import LAVAPIPE_ICD
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PROG = os.path.join(ROOT, "tests", "fixtures", "breadth", "verify", "prog")
+needs_cpu_targets = pytest.mark.skipif(
+    not (vulkan.available()[0] and os.path.exists(LAVAPIPE_ICD) and opencl.available()[0]),
+    reason="needs Vulkan on lavapipe and OpenCL (PoCL)")
+
+
+def _breadth():
+    spec = importlib.util.spec_from_file_location("breadth", os.path.join(ROOT, "bench", "breadth.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _case(grid, block, signature, sizes):
+    return {"path": os.path.join(PROG, "main.cu"), "kernel": "k", "signature": signature, "grid": grid,
+            "block": block, "shared_mem": "0", "sizes": [sizes], "init": {}, "tol": {}, "translate": {}}
+
+
+def test_cap_sizes_halves_the_largest_size_until_buffers_and_launch_fit():
+    b = _breadth()
+    sizes, why = b.cap_sizes(_case("cdiv(n, 256)", "256", "x: f32[n] in, y: f32[n] out, n: i32", {"n": 1 << 22}))
+    assert (sizes, why) == ({"n": 1 << 20}, None)
+    # the grid alone can be over the cap: w * h threads although each buffer is w * h too
+    sizes, why = b.cap_sizes(_case("(cdiv(w, 16), cdiv(h, 16))", "(16, 16)", "a: f32[w * h] inout, w: i32, h: i32",
+                                   {"w": 4096, "h": 2048}), cap=1 << 16)
+    assert why is None and sizes["w"] * sizes["h"] <= 1 << 16 and sizes["w"] * sizes["h"] * 4 > 1 << 16
+    # a halving that would empty the launch (g // 128 == 0) is not taken: the other size shrinks instead, and
+    # each keeps the power of two it was a multiple of (mt's nPerRng must stay even: an odd one reads past the end)
+    sizes, why = b.cap_sizes(_case("g // 128", "128", "r: f32[4096 * m] inout, m: i32",
+                                   {"m": 100, "g": 384}), cap=1 << 16)
+    assert why is None and sizes == {"m": 12, "g": 128}          # 100 = 4 * 25 -> 48 -> 24 -> 12
+    sizes, why = b.cap_sizes(_case("cdiv(m, 128)", "128", "r: f32[4096 * m] inout, m: i32", {"m": 5860}),
+                             cap=1 << 20)
+    assert why is None and sizes == {"m": 180}                   # 5860 -> 2928 -> 1464 -> 732 -> 364 -> 180
+    # equal sizes shrink together (hypterm: L = M = N, its guards compare all three indices with N)
+    sizes, why = b.cap_sizes(_case("(cdiv(N, 16), cdiv(M, 4), cdiv(L, 4))", "(16, 4, 4)", "f: f64[L * M * N] inout",
+                                   {"L": 1000, "M": 1000, "N": 1000}), cap=1 << 12)
+    assert why is None and sizes["L"] == sizes["M"] == sizes["N"] == 8     # 1000 -> 496 -> ... -> 24 -> 8
+    # mt: nPerRng = 5860 stays a multiple of 4, so 4096 * nPerRng cannot get under 4096: said, not forced odd
+    sizes, why = b.cap_sizes(_case("cdiv(m, 128)", "128", "r: f32[4096 * m] inout, m: i32", {"m": 5860}), cap=1 << 12)
+    assert sizes == {"m": 4} and "cannot bring" in why
+    # nothing left to shrink: said, not hidden
+    sizes, why = b.cap_sizes(_case("1", "1", "r: f32[4194304] inout", {}), cap=1 << 16)
+    assert why is not None and "cannot bring" in why
+
+
+def _doc(ok, values=None):
+    runs = [{"target": "vulkan", "variant": f"sg{s}", "status": "pass" if ok or s != 16 else "FAIL",
+             "message": ""} for s in (4, 8, 16)]
+    diff = [{"a": "vulkan/sg4", "b": "vulkan/sg16", "ok": ok, "message": "out: 1 of 8 elements differ",
+             "values": values}]
+    return {"results": runs, "differential": diff}
+
+
+@pytest.mark.parametrize("second,verdict", [([1.0, 2.0], "disagree"), ([1.0, 5.0], "nondeterministic")])
+def test_a_disagreement_is_run_again_to_tell_nondeterminism(monkeypatch, second, verdict):
+    b = _breadth()
+    docs = [_doc(False, [1.0, 2.0]), _doc(False, second)]
+    calls = []
+
+    def fake_run(cmd, **kw):
+        calls.append(cmd)
+        return subprocess.CompletedProcess(cmd, 1, json.dumps(docs[len(calls) - 1]), "")
+    monkeypatch.setattr(b.subprocess, "run", fake_run)
+    row = b.verify_kernel(os.path.join(PROG, "main.cu"),
+                          _case("cdiv(n, 256)", "256", "y: f32[n] out, n: i32", {"n": 1 << 21}), ["vulkan"], 5)
+    assert len(calls) == 2 and row["verdict"] == verdict and "vulkan/sg4 vs vulkan/sg16" in row["why"]
+    assert "--portability-fixes" in calls[0] and calls[0][calls[0].index("--sizes") + 1] == "n=1048576"
+
+
+def test_a_crash_is_a_failure_to_run_not_an_agreement(monkeypatch):
+    b = _breadth()
+    doc = {"results": [{"target": "vulkan", "variant": "sg4", "status": "pass", "message": ""},
+                       {"target": "opencl", "variant": "-", "status": "crash", "message": "exited with status 139"}],
+           "differential": []}
+    monkeypatch.setattr(b.subprocess, "run",
+                        lambda cmd, **kw: subprocess.CompletedProcess(cmd, 1, json.dumps(doc), ""))
+    row = b.verify_kernel(os.path.join(PROG, "main.cu"),
+                          _case("cdiv(n, 256)", "256", "y: f32[n] out, n: i32", {"n": 64}), ["vulkan", "opencl"], 5)
+    assert row["verdict"] == "failed" and "opencl: crash" in row["why"]
+
+
+@needs_cpu_targets
+def test_verify_program_runs_what_derives_and_says_why_the_rest_does_not(tmp_path, monkeypatch):
+    monkeypatch.setenv("VK_ICD_FILENAMES", LAVAPIPE_ICD)
+    b = _breadth()
+    prog = tmp_path / "prog-cuda"
+    shutil.copytree(PROG, prog)
+    res = {"glsl": {"kernels": {"scale": "valid", "shift": "valid", "negate": "valid", "tail": "valid"}},
+           "opencl": {"kernels": {"scale": "valid", "shift": "CP907 something", "negate": "valid", "tail": "valid"}}}
+    rows = b.verify_program(str(prog), res, 120)
+    assert rows["scale"]["verdict"] == "agree", rows["scale"]
+    assert rows["scale"]["sizes"] == {"n": 1 << 20} and rows["scale"]["targets"] == ["vulkan", "opencl"]
+    # launched in a host wrapper: derived from its call `run_shift(d_v, n, 128)`; valid in GLSL only
+    assert rows["shift"]["verdict"] == "agree" and rows["shift"]["targets"] == ["vulkan"], rows["shift"]
+    assert rows["shift"]["runs"] == {"vulkan/sg4": "pass", "vulkan/sg8": "pass", "vulkan/sg16": "pass"}
+    assert rows["negate"]["verdict"] == "underived" and "`b`" in rows["negate"]["why"]
+    # past the end of its buffers at the derived size: the runs agree (Vulkan drops the stores, PoCL's land past
+    # the end) but the case is at fault: said so, not counted as agreeing
+    assert rows["tail"]["verdict"] == "failed" and rows["tail"]["first_verdict"] == "agree", rows["tail"]
+    assert rows["tail"]["why"].startswith("out of bounds under the derived sizes (Oclgrind at m=1000: ")
+    # a kernel valid on no target is not run at all
+    res["glsl"]["kernels"]["scale"] = "CP907 something"
+    res["opencl"]["kernels"]["scale"] = "CP907 something"
+    assert "scale" not in b.verify_program(str(prog), res, 120)
+    tot = b.verify_totals({"p": {"verify": rows}})
+    assert (tot["derived"], tot["agree"], tot["failed"], tot["underived"]) == (3, 2, 1, 1)
+
+
+def test_a_hand_investigation_is_shown_beside_the_verdict_never_instead(tmp_path):
+    b = _breadth()
+    notes = tmp_path / "notes.json"
+    notes.write_text(json.dumps({"p-cuda/k": "false alarm: why", "p-cuda/ok": "not used"}))
+    results = {"p-cuda": {"verify": {"k": {"verdict": "disagree", "why": "sg4 vs opencl: x differs"},
+                                     "ok": {"verdict": "agree"}, "j": {"verdict": "disagree", "why": "y"}}}}
+    b.explain(results, str(notes))
+    rows = results["p-cuda"]["verify"]
+    assert rows["k"] == {"verdict": "disagree", "why": "sg4 vs opencl: x differs", "explained": "false alarm: why"}
+    assert "explained" not in rows["ok"] and "explained" not in rows["j"]
+    tot = b.verify_totals(results)
+    assert (tot["disagree"], tot["disagree, explained"], tot["agree"]) == (2, 1, 1)
+    md = b.verify_markdown(results)
+    assert "| p-cuda | k |" in md and "investigated: false alarm: why" in md and "explained by hand: 1" in md
+    # the committed notes name kernels of the benchmark's lists
+    lists = [os.path.join(ROOT, "bench", f) for f in ("breadth_programs.txt", "breadth_programs_b.txt")]
+    progs = {ln.strip() for f in lists for ln in open(f) if ln.strip() and not ln.startswith("#")}
+    committed = json.load(open(os.path.join(ROOT, "bench", "breadth_verify_notes.json")))
+    assert all(k.split("/")[0] in progs for k in committed if not k.startswith("_"))
+
+
+def test_a_disagreement_out_of_bounds_under_oclgrind_is_the_cases_fault(monkeypatch):
+    b = _breadth()
+    oob = {"results": [{"target": "oclgrind", "variant": "-", "status": "FAIL",
+                        "message": "oclgrind: Invalid read of size 4 at global memory address 0x30 at k.cu:3:20"}]}
+    clean = {"results": [{"target": "oclgrind", "variant": "-", "status": "pass", "message": ""}]}
+    for sanitizer, verdict in ((oob, "failed"), (clean, "disagree")):
+        docs = [_doc(False, [1.0, 2.0]), _doc(False, [1.0, 2.0]), sanitizer]   # run, run again, Oclgrind
+        calls = []
+
+        def fake_run(cmd, **kw):
+            calls.append(cmd)
+            return subprocess.CompletedProcess(cmd, 1, json.dumps(docs[len(calls) - 1]), "")
+        monkeypatch.setattr(b.subprocess, "run", fake_run)
+        row = b.verify_kernel(os.path.join(PROG, "main.cu"), _case("cdiv(n, 256)", "256", "y: f32[n] out, n: i32",
+                                                                    {"n": 1 << 14}), ["vulkan", "opencl"], 5)
+        assert row["verdict"] == verdict and calls[2][calls[2].index("--targets") + 1] == "oclgrind"
+        assert calls[2][calls[2].index("--sizes") + 1] == "n=4096"          # small sizes under Oclgrind
+        if verdict == "failed":
+            assert row["first_verdict"] == "disagree" and "Invalid read of size 4" in row["why"]
+
+
+def test_runs_outside_the_launch_contract_are_left_out_not_failed(monkeypatch):
+    b = _breadth()
+    refused = "compile error: launch refused: the translation needs subgroups of at least 16 lanes"
+    doc = {"results": [{"target": "vulkan", "variant": "sg4", "status": "FAIL", "message": refused},
+                       {"target": "vulkan", "variant": "sg16", "status": "pass", "message": ""},
+                       {"target": "opencl", "variant": "-", "status": "pass", "message": ""}],
+           "differential": [{"a": "vulkan/sg16", "b": "opencl", "ok": True, "message": "agree"}]}
+    row = b._judge_runs(doc, None, {})
+    assert row["verdict"] == "agree" and row["outside_contract"] == ["vulkan/sg4"]
+    doc["results"] = doc["results"][:2]
+    row = b._judge_runs(doc, None, {})
+    assert row["verdict"] == "failed" and "vulkan/sg4 outside the launch contract" in row["why"]
+    doc["results"][0]["message"] = "compile error: something else"
+    assert b._judge_runs(doc, None, {})["verdict"] == "failed"
