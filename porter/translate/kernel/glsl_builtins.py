@@ -7,7 +7,7 @@ from __future__ import annotations
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import intrinsics
 from porter.translate.kernel.ctype import BOOL, F32, F64, I32, U32
-from porter.translate.kernel.shuffle_reach import reach
+from porter.translate.kernel.shuffle_reach import reach, rewritten
 from porter.translate.kernel.target import E, PREC_UNARY
 
 
@@ -62,7 +62,7 @@ class GlslBuiltins:
                                 f"(Vulkan subgroups can be 4..128 wide)")
                         em.min_subgroup = max(em.min_subgroup or 0, wv)
         em.need("GL_KHR_shader_subgroup_basic", subgroup="basic")
-        c = reach(args[1])
+        c = reach(args[1], rewritten(em))
         if width is None and isinstance(c, int) and c >= 4:
             need = 1 << int(c).bit_length()
             em.note("CP907", args[1], f"`{n.text}` reaches lane {c} away: it needs subgroups of at least {need} "

@@ -7,7 +7,7 @@ from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import intrinsics
 from porter.translate.kernel.ctype import F32, F64, I32, U32
 from porter.translate.kernel.manifest import cl_type_name
-from porter.translate.kernel.shuffle_reach import reach, reads_warp_size
+from porter.translate.kernel.shuffle_reach import reach, reads_warp_size, rewritten
 from porter.translate.kernel.target import E, PREC_UNARY
 
 
@@ -44,7 +44,7 @@ class OpenclBuiltins:
                 em.fail(args[2], f"a shuffle of width `{args[2].text}` on one-lane warps (OpenCL 1.2 has no "
                         "sub-groups; translate with subgroups='khr')")
             self._emulate(em, n)
-            c = reach(args[1])
+            c = reach(args[1], rewritten(em))
             if isinstance(c, int) and c >= 1 and not reads_warp_size(em.model, em.fn):
                 # nothing in the kernel adapts to the warp's width: it needs lanes 0..c, one-lane warps have one
                 em.fail(args[1], f"`{' '.join(n.text.split())}` reaches lane {c} away in a kernel that never reads "

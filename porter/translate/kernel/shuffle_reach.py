@@ -16,10 +16,18 @@ def _int(n):
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
-def reach(node) -> int | None:
+def rewritten(em) -> set:
+    """ids of the nodes the warp-sizing plan writes differently (a per-warp stage's `warpNum / 2` becomes the
+    subgroup's size): their value in the source is not the one the output computes."""
+    pl = getattr(em, "warp_plan", None)
+    return set(getattr(pl, "subst", ()) or ()) | set(getattr(pl, "counts", ()) or ()) if pl is not None else set()
+
+
+def reach(node, skip: set = frozenset()) -> int | None:
     """The largest lane distance the shuffle operand `node` takes: a constant, or the counter of a `for` loop
     declared in its init with a constant start that only falls (`c > 0` / `c >= 1` / `c != 0`) or rises to a
-    constant bound (`c < B` / `c <= B`); None when not known."""
+    constant bound (`c < B` / `c <= B`); None when not known, or when the start or the bound contains a node of
+    `skip` (ids of nodes the output writes differently: `rewritten(em)`)."""
     v = _int(node)
     if v is not None:
         return v
@@ -40,7 +48,7 @@ def reach(node) -> int | None:
     if lhs.kind != "DECL_REF_EXPR" or lhs.ref is not decl:
         return None
     bound = _int(rhs)
-    if bound is None:
+    if bound is None or any(id(x) in skip for e in (inits[-1], rhs) for x in e.walk()):
         return None
     if cond.op in (">", ">=", "!=") and bound >= 0:
         return start                               # falls from `start`
