@@ -12,6 +12,7 @@ from porter.translate.kernel import halfprec
 from porter.translate.kernel import methods
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import refs
+from porter.translate.kernel import traits
 from porter.translate.kernel.ctype import CType
 from porter.translate.kernel.target import E
 from porter.translate.kernel.typeinfo import NON_EXPR, element, ptrlike
@@ -197,7 +198,7 @@ class CallsMixin:
             if pname not in subst and d is not None:
                 subst[pname] = self.parse_type(d.spelling) if kind == "type" else \
                     (int(d.text.strip() == "true") if d.kind == "CXX_BOOL_LITERAL_EXPR" else d.value)
-        return subst
+        return traits.expand(self.u, subst)
 
     def _functional_cast_type(self, n) -> CType | None:
         """`T(x)` in a template body: a CALL_EXPR whose first child is the type."""
@@ -293,6 +294,11 @@ class CallsMixin:
 
     def user_call(self, fn, n, args=None, ctor=None, ret=None) -> E:
         """A call of device function fn; `ctor`: fn is a constructor of that struct type (ctors.py), n its call."""
+        if ctor is None and args is None and fn.body is not None:
+            v = traits.fold_call(self, fn, n)       # a constexpr function of constants (`cilog2(kNElts)`)
+            rt = self.parse_type(result_type_spelling(fn.node) or "")
+            if v is not None and rt.kind == "scalar" and (rt.is_int or rt.name == "bool"):
+                return E(self.t.literal(v, rt.unqualified(), self), rt.unqualified(), lit=v)
         if any(f is fn for f, _k in self.stack) or fn is self.fn:
             self.fail(n, f"recursion (`{fn.name}` calls itself)")
         subst = self._deduce(fn, n)
@@ -361,8 +367,9 @@ class CallsMixin:
         self.functions[key] = (None, None)   # placeholder (callees first)
         saved = (self.frame, self.lines, self.indent)
         self.stack.append((fn, key))
-        fr = Frame(fn, subst, False)
+        fr = Frame(fn, dict(subst), False)
         self.frame = fr
+        traits.local_aliases(self, fn)
         rs = result_type_spelling(fn.node, canonical=False) or "void"
         cs = result_type_spelling(fn.node) or rs
         fr.ret = self.parse_type(cs if "type-parameter" not in cs else rs, subst) if ctor is None else ctor
