@@ -13,7 +13,7 @@ from porter.translate.kernel import methods
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import refs
 from porter.translate.kernel import traits
-from porter.translate.kernel.ctype import CType
+from porter.translate.kernel.ctype import CType, I32
 from porter.translate.kernel.target import E
 from porter.translate.kernel.typeinfo import NON_EXPR, element, ptrlike
 
@@ -181,8 +181,10 @@ class CallsMixin:
                         v = int(a, 0) if v is None else v
                     except ValueError:
                         v = self.model.macro_value(a)
-                        if v is None and self.frame and a in self.frame.subst:
-                            v = self.frame.subst[a]
+                        if v is None and self.frame and a.strip() in self.frame.subst:
+                            v = self.frame.subst[a.strip()]     # `Ktraits::kN` too (traits.py)
+                        if v is None and self.frame:
+                            v = traits.local_constant(self, a.strip())
                     subst[pname] = v
         args = self.call_args(n)
         for p, a in zip(fn.params, args):
@@ -230,6 +232,9 @@ class CallsMixin:
                 if e is not None:
                     return e
             self.fail(n, f"the constructor `{n.text}`")
+        v = traits.fold_static_call(self, n)     # `Ktraits::twice(3)`
+        if v is not None:
+            return E(self.t.literal(v, I32, self), I32, lit=v)
         e = halfprec.call(self, n)               # __half / __half2 and fp8 (cuda_fp16.h, cuda_fp8.h)
         if e is not None:
             return e

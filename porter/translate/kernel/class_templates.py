@@ -190,6 +190,10 @@ def dependent_operator(em, n):
         # `p += k` on a `T*` moves the pointer (built-in pointer arithmetic, no overload takes a pointer)
         moved = view is not None and view.op in ("+=", "-=") and kinds == ["pointer", "scalar"] and \
             em.ty(operands[1]).is_int
+        # `(T *)p + k` with T dependent: built-in pointer arithmetic too (an overload needs a class or enum)
+        moved = moved or view is not None and view.kind == "BINARY_OPERATOR" and (
+            (view.op in ("+", "-") and kinds == ["pointer", "scalar"] and em.ty(operands[1]).is_int) or
+            (view.op == "+" and kinds == ["scalar", "pointer"] and em.ty(operands[0]).is_int))
         if view is not None and not moved and any(k != "scalar" for k in kinds):
             view = None
         if view is not None and _enum_overload(em.u.fns_by_name.get("operator" + op, ())):

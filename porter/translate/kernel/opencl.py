@@ -444,6 +444,10 @@ class OpenclTarget(OpenclBuiltins, Target):
 
     def native(self, em, n) -> E:
         """A pointer expression spelled as C (the emitter has already checked where it points)."""
+        if n.kind == "CALL_EXPR":
+            from porter.translate.kernel.class_templates import dependent_operator
+            view = dependent_operator(em, n)        # `(T *)p + k` with T dependent (em.ptr resolved it so too)
+            n = view if view is not None and view.kind == "BINARY_OPERATOR" else n
         k = n.kind
         if k == "PAREN_EXPR":
             e = self.native(em, n.children[-1])

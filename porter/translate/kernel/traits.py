@@ -98,6 +98,7 @@ def instance_members(unit, spelling: str, depth: int = 0) -> dict | None:
             if t is not None:
                 env[c.spelling] = members[c.spelling] = t
     cache[key] = members
+    unit.__dict__.setdefault("_traits_envs", {})[key] = (node, env)     # its static member functions
     return members
 
 
@@ -343,3 +344,44 @@ def local_aliases(em, fn) -> None:
     for name, ts in found.items():
         if ts[0] is not None and all(t is not None and t.same(ts[0]) for t in ts):
             em.frame.subst[name] = ts[0]
+
+
+def fold_static_call(em, n):
+    """`Ktraits::twice(3)`: a static constexpr member function of the traits class (body: one `return`) called
+    with constants folds to its value; None when `n` is no such call. A call that does not fold is refused."""
+    m = re.match(r"\s*(\w+)\s*::\s*(\w+)\s*\(", n.text or "")
+    subst = em.frame.subst if em.frame else {}
+    if not m or m.group(1) not in subst or n.spelling:
+        return None
+    v = subst[m.group(1)]
+    spelling = v.name if isinstance(v, ct.CType) else (v if isinstance(v, str) else None)
+    if not spelling or instance_members(em.u, spelling) is None:
+        return None
+    node, env = em.u._traits_envs[re.sub(r"\s+", "", spelling)]
+    fns = [c for c in node.children if c.kind in ("CXX_METHOD", "FUNCTION_TEMPLATE") and c.spelling == m.group(2)]
+    body = [c for c in fns[0].children if c.kind == "COMPOUND_STMT"] if len(fns) == 1 else []
+    params = [c for c in fns[0].children if c.kind == "PARM_DECL"] if len(fns) == 1 else []
+    args = [c for c in n.children[1:]]
+    what = f"`{n.text}` (a member function of the traits class `{spelling}`"
+    if len(fns) != 1 or fns[0].kind != "CXX_METHOD" or not re.search(r"\bstatic\b", fns[0].text or "") or \
+            len(body) != 1 or len(body[0].children) != 1 or body[0].children[0].kind != "RETURN_STMT" or \
+            not body[0].children[0].children or len(args) != len(params):
+        em.fail(n, what + ": only a static one whose body is one `return` folds)")
+    vals = [em.const_int(a) for a in args]
+    inner = dict(env)
+    inner.update({p.spelling: v for p, v in zip(params, vals)})
+    r = None if None in vals else _eval(em.u, body[0].children[0].children[0], inner, 0)
+    if r is None:
+        em.fail(n, what + " with arguments that are not constants here)")
+    return r
+
+
+def local_constant(em, name: str):
+    """The value of `name` used as a template argument (`load_input<kNChunks>(...)` with `constexpr int kNChunks =
+    Ktraits::kNChunks;` in the caller): a const local of the calling function whose initializer folds here."""
+    if not re.fullmatch(r"[A-Za-z_]\w*", name) or em.frame is None or em.frame.fn.body is None:
+        return None
+    decls = [d for d in em.frame.fn.body.walk() if d.kind == "VAR_DECL" and d.spelling == name]
+    if len(decls) != 1 or not re.search(r"\b(const|constexpr)\b", em.model.source.slice(decls[0].start, decls[0].end)):
+        return None
+    return em.const_int(em.init_of(decls[0]))
