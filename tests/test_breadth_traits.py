@@ -75,10 +75,15 @@ def test_static_member_function_and_dependent_alias(tmp_path, target):
 REFUSED = [
     # a floating-point member does not fold: refused at its use
     (TR + "template <typename K>\n__global__ void k(float *o) {\n  o[threadIdx.x] = K::kAlpha;\n}\n"
-     "int main() { float *o; k<tr<4, float>><<<1, 4>>>(o); }\n", 13, "`K::kAlpha` (a name clang could not"),
-    # no such member
+     "int main() { float *o; k<tr<4, float>><<<1, 4>>>(o); }\n", 13, "`K::kAlpha` (the traits class `tr<4, float>` has no static constexpr integer member `kAlpha`)"),
+    # no such member; a member over an unknown type argument
     (TR + "template <typename K>\n__global__ void k(int *o) {\n  o[threadIdx.x] = K::kNope;\n}\n"
-     "int main() { int *o; k<tr<4, float>><<<1, 4>>>(o); }\n", 13, "`K::kNope`"),
+     "int main() { int *o; k<tr<4, float>><<<1, 4>>>(o); }\n", 13, "has no static constexpr integer member `kNope`"),
+    # (cuda_bf16.h not found: hadamard's __nv_bfloat16 instance)
+    ("#include <cuda_bf16.h>\n" + TR.replace("float kAlpha = 0.5f", "int kW = sizeof(T_) * N_") +
+     "template <typename K>\n__global__ void k(int *o) {\n  o[threadIdx.x] = K::kW;\n}\n"
+     "template <typename T>\nvoid go(int *o) { k<tr<4, T>><<<1, 4>>>(o); }\n"
+     "int main() { int *o; go<__nv_bfloat16>(o); }\n", 14, "its type argument `__nv_bfloat16` is unknown"),
     # a static member function with a non-constant argument; one whose body is more than a `return`
     (TR + "template <typename K>\n__global__ void k(int *o) {\n  o[threadIdx.x] = K::twice(threadIdx.x);\n}\n"
      "int main() { int *o; k<tr<4, float>><<<1, 4>>>(o); }\n", 13, "not constants here"),
@@ -88,7 +93,7 @@ REFUSED = [
     ("template <typename T_>\nstruct sz {\n  using T = T_;\n  static constexpr int kB = sizeof(T) * 2;\n};\n"
      "struct pair_t { float a, b; };\n"
      "template <typename K>\n__global__ void k(int *o) {\n  o[threadIdx.x] = K::kB;\n}\n"
-     "int main() { int *o; k<sz<pair_t>><<<1, 4>>>(o); }\n", 9, "`K::kB`"),
+     "int main() { int *o; k<sz<pair_t>><<<1, 4>>>(o); }\n", 9, "`K::kB` (a member of the traits class `sz<pair_t>` not folded: its initializer"),
 ]
 
 

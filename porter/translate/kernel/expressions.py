@@ -192,7 +192,9 @@ class ExpressionsMixin:
                 if v is not None:
                     t = getattr(v, "ctype", I32)
                     return E(self.t.literal(int(v), t, self), t, lit=int(v))
-                self.fail(n, f"`{n.text}` (a name clang could not resolve in this template instance)")
+                why = traits.why_not(self.u, fr.subst, n)
+                self.fail(n, f"`{n.text}`{why}" if why else
+                          f"`{n.text}` (a name clang could not resolve in this template instance)")
             self.fail(n, f"`{n.spelling}` (declared outside this file)")
         if r.kind == "VAR_DECL" and r.parent is not None and r.parent.kind in ("TRANSLATION_UNIT",) or \
                 r.kind == "VAR_DECL" and self.model.function_of(r) is None:

@@ -84,6 +84,8 @@ def instance_members(unit, spelling: str, depth: int = 0) -> dict | None:
         return None
     node, env = node
     members = {}
+    unknown = [v.name for v in env.values() if isinstance(v, ct.CType) and v.kind == "unknown"]
+    why = unit.__dict__.setdefault("_traits_why", {}).setdefault(key, {})
     for c in node.children:
         if c.kind == "VAR_DECL" and re.search(r"\b(static|constexpr)\b", c.text or ""):
             init = [k for k in c.children if k.kind not in ("TYPE_REF", "TEMPLATE_REF", "NAMESPACE_REF")]
@@ -93,6 +95,9 @@ def instance_members(unit, spelling: str, depth: int = 0) -> dict | None:
             v = _eval(unit, init[-1], env, depth)
             if v is not None:
                 env[c.spelling] = members[c.spelling] = Member(v, t.unqualified())
+            else:
+                why[c.spelling] = (f"its type argument `{unknown[0]}` is unknown here" if unknown else
+                                   "its initializer is no integer constant expression cuport evaluates")
         elif c.kind in ("TYPE_ALIAS_DECL", "TYPEDEF_DECL"):
             t = _alias(unit, c, env, depth)
             if t is not None:
@@ -289,6 +294,19 @@ def _call(unit, n, env, depth):
     inner = dict(env)
     inner.update({p.spelling: v for p, v in zip(params, vals)})
     return _eval(unit, body[0].children[0].children[0], inner, depth + 1)
+
+
+def why_not(unit, subst: dict, n) -> str:
+    """Why `Ktraits::kN` has no value here: ' (a member of the traits class `X<...>` ...)', else ''."""
+    m = re.fullmatch(r"\s*(?:typename\s+)?(\w+)\s*::\s*(\w+)\s*", n.text or "")
+    v = subst.get(m.group(1)) if m and subst else None
+    spelling = v.name if isinstance(v, ct.CType) else None
+    if not spelling or instance_members(unit, spelling) is None:
+        return ""
+    why = getattr(unit, "_traits_why", {}).get(re.sub(r"\s+", "", spelling), {}).get(m.group(2))
+    if why is None:
+        return f" (the traits class `{spelling}` has no static constexpr integer member `{m.group(2)}`)"
+    return f" (a member of the traits class `{spelling}` not folded: {why})"
 
 
 def member_value(subst: dict, n):
