@@ -121,3 +121,26 @@ def test_scalar_operator_beside_class_overloads(tmp_path, target):
     res = translate_text(tmp_path, target, enum + base, name="e.cu")
     assert "k" not in outputs(res)
     assert refusal(res).row == 6
+
+
+@pytest.mark.parametrize("target", ["glsl", "opencl"])
+def test_dependent_pointer_arithmetic(tmp_path, target):
+    """`reinterpret_cast<T *>(p.x) + K::kOff` with T a traits alias: clang keeps the `+` as an unresolved
+    operator call; a pointer plus an integer is C's pointer arithmetic (hadamard's `x + batch_id * stride`)."""
+    code = ("struct P { void *x; int n; };\n"
+            "template <typename T_> struct tr { using T = T_; static constexpr int kOff = 2; };\n"
+            "template <typename K>\n__global__ void k(P p, float *o) {\n  using T = typename K::T;\n"
+            "  T *q = reinterpret_cast<T *>(p.x) + K::kOff;\n  o[threadIdx.x] = q[threadIdx.x];\n}\n"
+            "int main() { P p; float *o; k<tr<float>><<<1, 4>>>(p, o); }\n")
+    res = translate_text(tmp_path, target, code)
+    assert outputs(res) == {"k"}, [d.message for d in res.diagnostics]
+    if target == "glsl":
+        assert "int q_off = 2;" in res.shaders["k"] and "p_x[q_off + gl_LocalInvocationID.x]" in res.shaders["k"]
+    else:
+        assert "__global float* q = (__global float*)p_x + 2;" in res.text
+    # a pointer minus a pointer is not pointer-plus-integer: refused at its line
+    bad = code.replace("+ K::kOff;", "+ K::kOff;\n  long d = q - reinterpret_cast<T *>(p.x);")
+    res = translate_text(tmp_path, target, bad, name="b.cu")
+    assert "k" not in outputs(res)
+    d = refusal(res)
+    assert d.row == 7 and "a pointer difference" in d.message, (d.row, d.message)
