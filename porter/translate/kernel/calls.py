@@ -12,7 +12,8 @@ from porter.translate.kernel import halfprec
 from porter.translate.kernel import methods
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import refs
-from porter.translate.kernel.ctype import CType
+from porter.translate.kernel import traits
+from porter.translate.kernel.ctype import CType, I32
 from porter.translate.kernel.target import E
 from porter.translate.kernel.typeinfo import NON_EXPR, element, ptrlike
 
@@ -180,8 +181,10 @@ class CallsMixin:
                         v = int(a, 0) if v is None else v
                     except ValueError:
                         v = self.model.macro_value(a)
-                        if v is None and self.frame and a in self.frame.subst:
-                            v = self.frame.subst[a]
+                        if v is None and self.frame and a.strip() in self.frame.subst:
+                            v = self.frame.subst[a.strip()]     # `Ktraits::kN` too (traits.py)
+                        if v is None and self.frame:
+                            v = traits.local_constant(self, a.strip())
                     subst[pname] = v
         args = self.call_args(n)
         for p, a in zip(fn.params, args):
@@ -197,7 +200,7 @@ class CallsMixin:
             if pname not in subst and d is not None:
                 subst[pname] = self.parse_type(d.spelling) if kind == "type" else \
                     (int(d.text.strip() == "true") if d.kind == "CXX_BOOL_LITERAL_EXPR" else d.value)
-        return subst
+        return traits.expand(self.u, subst)
 
     def _functional_cast_type(self, n) -> CType | None:
         """`T(x)` in a template body: a CALL_EXPR whose first child is the type."""
@@ -229,6 +232,9 @@ class CallsMixin:
                 if e is not None:
                     return e
             self.fail(n, f"the constructor `{n.text}`")
+        v = traits.fold_static_call(self, n)     # `Ktraits::twice(3)`
+        if v is not None:
+            return E(self.t.literal(v, I32, self), I32, lit=v)
         e = halfprec.call(self, n)               # __half / __half2 and fp8 (cuda_fp16.h, cuda_fp8.h)
         if e is not None:
             return e
@@ -293,6 +299,11 @@ class CallsMixin:
 
     def user_call(self, fn, n, args=None, ctor=None, ret=None) -> E:
         """A call of device function fn; `ctor`: fn is a constructor of that struct type (ctors.py), n its call."""
+        if ctor is None and args is None and fn.body is not None:
+            v = traits.fold_call(self, fn, n)       # a constexpr function of constants (`cilog2(kNElts)`)
+            rt = self.parse_type(result_type_spelling(fn.node) or "")
+            if v is not None and rt.kind == "scalar" and (rt.is_int or rt.name == "bool"):
+                return E(self.t.literal(v, rt.unqualified(), self), rt.unqualified(), lit=v)
         if any(f is fn for f, _k in self.stack) or fn is self.fn:
             self.fail(n, f"recursion (`{fn.name}` calls itself)")
         subst = self._deduce(fn, n)
@@ -361,8 +372,9 @@ class CallsMixin:
         self.functions[key] = (None, None)   # placeholder (callees first)
         saved = (self.frame, self.lines, self.indent)
         self.stack.append((fn, key))
-        fr = Frame(fn, subst, False)
+        fr = Frame(fn, dict(subst), False)
         self.frame = fr
+        traits.local_aliases(self, fn)
         rs = result_type_spelling(fn.node, canonical=False) or "void"
         cs = result_type_spelling(fn.node) or rs
         fr.ret = self.parse_type(cs if "type-parameter" not in cs else rs, subst) if ctor is None else ctor

@@ -171,6 +171,8 @@ def dependent_operator(em, n):
     view = None
     callee = [c for c in n.children if c.kind in ("DECL_REF_EXPR", "UNEXPOSED_EXPR", "OVERLOADED_DECL_REF")
               and not c.spelling]
+    if len(callee) > 1:         # an operand unnamed too (`Ktraits::kN / 2`, traits.py): the operator is the symbol
+        callee = [c for c in callee if not re.search(r"\w", c.text or "")]
     if len(callee) == 1:
         mid = callee[0]
         operands = [c for c in n.children if c is not mid]
@@ -188,9 +190,29 @@ def dependent_operator(em, n):
         # `p += k` on a `T*` moves the pointer (built-in pointer arithmetic, no overload takes a pointer)
         moved = view is not None and view.op in ("+=", "-=") and kinds == ["pointer", "scalar"] and \
             em.ty(operands[1]).is_int
+        # `(T *)p + k` with T dependent: built-in pointer arithmetic too (an overload needs a class or enum)
+        moved = moved or view is not None and view.kind == "BINARY_OPERATOR" and (
+            (view.op in ("+", "-") and kinds == ["pointer", "scalar"] and em.ty(operands[1]).is_int) or
+            (view.op == "+" and kinds == ["scalar", "pointer"] and em.ty(operands[0]).is_int))
         if view is not None and not moved and any(k != "scalar" for k in kinds):
             view = None
-        if view is not None and em.u.fns_by_name.get("operator" + op):
-            view = None             # the file overloads it (for an enum?): not decided here, the call path refuses
+        if view is not None and _enum_overload(em.u.fns_by_name.get("operator" + op, ())):
+            view = None             # the file overloads it for an enum: not decided here, the call path refuses
     cache[id(n)] = (n, view)
     return view
+
+
+def _enum_overload(fns) -> bool:
+    """Whether an overload of an operator takes an enum: only then can it apply to arithmetic operands (C++
+    looks overloads up for class and enum operands only; cuda_fp16.h's take __half). Unknown counts as yes."""
+    for f in fns:
+        for p in getattr(f, "params", None) or ():
+            try:
+                t = p.node._cursor.type.get_canonical()
+                if t.kind.name in ("LVALUEREFERENCE", "RVALUEREFERENCE"):
+                    t = t.get_pointee().get_canonical()
+                if t.kind.name not in ("RECORD", "ELABORATED"):
+                    return True
+            except Exception:
+                return True
+    return False

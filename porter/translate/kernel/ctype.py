@@ -156,6 +156,9 @@ def _int_expr(text: str, subst: dict):
     """The value of an array bound like `K / 8` or `(N + 1) * 2` over integer template arguments, with C's
     truncating division; None when it is anything else."""
     import ast
+    # `Ktraits::kTile` (a traits member in the substitution, traits.py): its value
+    text = re.sub(r"\b\w+(?:\s*::\s*\w+)+", lambda m: str(int(subst[re.sub(r"\s+", "", m.group(0))]))
+                  if isinstance(subst.get(re.sub(r"\s+", "", m.group(0))), int) else m.group(0), text)
     try:
         tree = ast.parse(text.replace("/", "//"), mode="eval").body
     except SyntaxError:
@@ -198,7 +201,7 @@ def parse(spelling: str, subst: dict | None = None, structs: set | None = None) 
     s = spelling.strip()
     s = re.sub(r"\s+", " ", s)
     # arrays: "float[4][2]" or "float [4]"
-    m = re.match(r"^(.*?)\s*((?:\[[\w\s+\-*/%()<>]*\])+)$", s)
+    m = re.match(r"^(.*?)\s*((?:\[[\w\s+\-*/%()<>:]*\])+)$", s)   # `:`: `[Ktraits::kTile]` (traits.py)
     if m and "(" in m.group(1):     # `long (*)[32]`: a pointer to an array, not an array
         return CType("unknown", name=s)
     if m:

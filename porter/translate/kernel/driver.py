@@ -17,6 +17,7 @@ from porter.translate import warp_sizing
 from porter.translate.api import TranslationResult
 from porter.translate.kernel import coop
 from porter.translate.kernel import ctype as ct
+from porter.translate.kernel import traits
 from porter.translate.kernel import units
 from porter.translate.kernel.emitter import KernelEmitter, Unit
 from porter.translate.kernel.target import MergeViews, TranslationError
@@ -120,8 +121,8 @@ def translate_path(path: str, target_name: str, target, text: str | None = None,
             # overloads of one name (chosen by enable_if) always name their instances
             overloaded = sum(1 for k in model.kernels if k.name == fn.name and k.body is not None) > 1
             for inst in insts:
-                subst = {k: (v if isinstance(v, int) else _type_arg(model, fn, v, unit))
-                         for k, v in inst.args.items()}
+                subst = traits.expand(unit, {k: (v if isinstance(v, int) else _type_arg(model, fn, v, unit))
+                                             for k, v in inst.args.items()})
                 label = fn.name if len(insts) == 1 and not overloaded else f"{fn.name}<{inst.label}>"
                 shape = next((s for s, ls in zip(shapes, launches_of(model, fn.name))
                               if inst.node is not None and ls.node is inst.node), shapes[0] if shapes else None)

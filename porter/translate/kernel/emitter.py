@@ -14,6 +14,7 @@ from porter.translate.kernel import device_globals
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import refs
 from porter.translate.kernel import struct_params
+from porter.translate.kernel import traits
 from porter.translate.kernel.calls import CallsMixin, Frame
 from porter.translate.kernel.expressions import ExpressionsMixin
 from porter.translate.kernel.pointers import PointersMixin, Root
@@ -178,6 +179,7 @@ class KernelEmitter(TypesMixin, StatementsMixin, ExpressionsMixin, PointersMixin
         self._scan_unsupported(fn)
         self.uses_double = self._uses_double(fn)
         self.frame = Frame(fn, dict(self.kernel_subst), True)
+        traits.local_aliases(self, fn)
         for n in fn.node.walk():
             if n.kind in ("VAR_DECL", "PARM_DECL"):
                 self.idents.add(n.spelling)

@@ -11,6 +11,7 @@ from porter.translate.kernel import halfprec
 from porter.translate.kernel import methods
 from porter.translate.kernel import refs
 from porter.translate.kernel import struct_params
+from porter.translate.kernel import traits
 from porter.translate.kernel.ctype import BOOL, I32, U32, U64
 from porter.translate.kernel.target import (BINARY_PREC, PREC_ASSIGN, PREC_COMMA, PREC_COND, PREC_PRIMARY,
                                             PREC_UNARY, E, wrap)
@@ -187,7 +188,13 @@ class ExpressionsMixin:
                     t = self.ty(n).unqualified()
                     return E(self.t.literal(v, t, self), t, lit=v)
             if not n.spelling:    # clang names nothing: a member of a dependent type (`Ktraits::kNThreads`)
-                self.fail(n, f"`{n.text}` (a name clang could not resolve in this template instance)")
+                v = traits.member_value(fr.subst, n)
+                if v is not None:
+                    t = getattr(v, "ctype", I32)
+                    return E(self.t.literal(int(v), t, self), t, lit=int(v))
+                why = traits.why_not(self.u, fr.subst, n)
+                self.fail(n, f"`{n.text}`{why}" if why else
+                          f"`{n.text}` (a name clang could not resolve in this template instance)")
             self.fail(n, f"`{n.spelling}` (declared outside this file)")
         if r.kind == "VAR_DECL" and r.parent is not None and r.parent.kind in ("TRANSLATION_UNIT",) or \
                 r.kind == "VAR_DECL" and self.model.function_of(r) is None:

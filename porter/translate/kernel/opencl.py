@@ -456,6 +456,10 @@ class OpenclTarget(OpenclBuiltins, Target):
         """A pointer expression spelled as C (the emitter has already checked where it points)."""
         if em.is_null(n):
             return E("0", em.ty(n))     # a null pointer constant of any address space
+        if n.kind == "CALL_EXPR":
+            from porter.translate.kernel.class_templates import dependent_operator
+            view = dependent_operator(em, n)        # `(T *)p + k` with T dependent (em.ptr resolved it so too)
+            n = view if view is not None and view.kind == "BINARY_OPERATOR" else n
         k = n.kind
         if k == "PAREN_EXPR":
             e = self.native(em, n.children[-1])

@@ -228,6 +228,10 @@ class PointersMixin:
         if k == "ARRAY_SUBSCRIPT_EXPR":
             return self.row_ptr(s)
         if k == "CALL_EXPR":
+            from porter.translate.kernel.class_templates import dependent_operator
+            view = dependent_operator(self, s)      # `(T *)p + k` kept as an unresolved operator call
+            if view is not None and view.kind == "BINARY_OPERATOR":
+                return self.ptr(view)
             self.fail(s, f"a pointer returned by `{self.callee_name(s)}`")
         if k in ("INTEGER_LITERAL", "CXX_NULL_PTR_LITERAL_EXPR", "GNU_NULL_EXPR"):
             self.fail(s, "a null pointer")

@@ -9,6 +9,7 @@ from porter.translate.kernel import class_templates
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import methods
 from porter.translate.kernel import refs
+from porter.translate.kernel import traits
 from porter.translate.kernel.ctype import BOOL, NON_EXPR, CType, I32, I64, U32  # noqa: F401 (NON_EXPR re-exported)
 from porter.translate.kernel.target import E
 
@@ -35,8 +36,10 @@ def element(t: CType) -> CType:
 class TypesMixin:
     # ------------------------------------------------------------------ types
     def parse_type(self, spelling: str, subst=None) -> CType:
-        s = re.sub(r"\b(?:[A-Za-z_]\w*::)+", "", spelling or "")
         subst = subst if subst is not None else (self.frame.subst if self.frame else self.kernel_subst)
+        # qualifiers go (`std::`), except a traits member's (`Ktraits::input_t`, in the substitution: traits.py)
+        s = re.sub(r"\b((?:[A-Za-z_]\w*\s*::\s*)+)(\w+)", lambda m: re.sub(r"\s+", "", m.group(0))
+                   if re.sub(r"\s+", "", m.group(0)) in subst else m.group(2), spelling or "")
         if "<" in s and getattr(self.u, "class_templates", None):
             s = class_templates.rewrite(self.u, s, subst)       # `TensorDims<index_t>` -> TensorDims_i64
         t = ct.parse(s, subst, self.u.struct_names)
@@ -118,10 +121,23 @@ class TypesMixin:
                 sv = subst.get(n.spelling)
                 return sv if isinstance(sv, int) else None
             r = n.ref
+            if r is None and not n.spelling:        # `Ktraits::kNThreads`: the traits instance's value
+                return traits.member_value(subst, n)
             if r is not None and r.kind == "VAR_DECL" and re.search(r"\b(const|constexpr)\b",
                                                                     self.model.source.slice(r.start, r.end)):
                 return self.const_int(self.init_of(r), depth + 1)
             return None
+        if k == "CALL_EXPR":            # a constexpr function of constants (traits.fold_call)
+            fn = self._callee_fn(n)
+            return traits.fold_call(self, fn, n) if fn is not None and fn.body is not None else None
+        if k == "CONDITIONAL_OPERATOR" and len(n.children) == 3:    # `kN < 32 ? kN : 32`
+            c = self.const_int(n.children[0], depth + 1)
+            return None if c is None else self.const_int(n.children[1 if c else 2], depth + 1)
+        if k == "BINARY_OPERATOR" and len(n.children) == 2 and n.op in ("<", ">", "<=", ">=", "==", "!="):
+            a, b = (self.const_int(c, depth + 1) for c in n.children)
+            if a is None or b is None:
+                return None
+            return int({"<": a < b, ">": a > b, "<=": a <= b, ">=": a >= b, "==": a == b, "!=": a != b}[n.op])
         if k == "BINARY_OPERATOR" and len(n.children) == 2 and n.op in ("+", "-", "*", "/", "%", "<<", ">>"):
             a, b = (self.const_int(c, depth + 1) for c in n.children)
             if a is None or b is None or (n.op in ("/", "%") and b == 0) or (n.op in ("<<", ">>") and not 0 <= b < 63):
@@ -164,6 +180,10 @@ class TypesMixin:
                 return self.decl_type(r)
             if n.ref_kind in ("TEMPLATE_NON_TYPE_PARAMETER", "ENUM_CONSTANT_DECL", "NON_TYPE_TEMPLATE_PARAMETER"):
                 return I32
+            if r is None and not n.spelling:
+                v = traits.member_value(self.frame.subst, n)      # `Ktraits::kNThreads`
+                if v is not None:
+                    return getattr(v, "ctype", I32)
         canon = ""
         try:
             canon = n.canonical_type.spelling
