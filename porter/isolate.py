@@ -13,7 +13,8 @@ front, in parallel with -j), call_job the translators' file-by-file loop (one lo
 `report` (a fork per file).
 
 Limits: `timeout` seconds of wall time per file (per MiB of source for a file over 1 MiB: a big file is slow,
-not stuck) and `memory_mib` MiB of resident memory per file (0 turns either off), from --timeout /
+not stuck) and `memory_mib` MiB of resident memory per file, beyond what a worker shares with its parent at
+the fork (0 turns either off), from --timeout /
 --memory-limit or the `timeout` / `memory-limit` config keys. Memory is polled from /proc every POLL seconds
 (RLIMIT_AS where there is no /proc); a cheap pre-check (check_expansion) refuses a macro bomb before clang
 ever sees it.
@@ -128,11 +129,14 @@ _HEADER = 8                                          # frame: 8-byte length, the
 
 
 class _Worker:
-    __slots__ = ("pid", "to_fd", "from_fd", "buf", "job", "start", "allowed")
+    __slots__ = ("pid", "to_fd", "from_fd", "buf", "job", "start", "allowed", "base")
 
-    def __init__(self, pid, to_fd, from_fd):
+    def __init__(self, pid, to_fd, from_fd, base=0.0):
         self.pid, self.to_fd, self.from_fd, self.buf = pid, to_fd, from_fd, bytearray()
         self.job, self.start, self.allowed = None, 0.0, 0.0
+        # the parent's resident memory at the fork: a forked worker's RSS counts the pages it shares with its
+        # parent, which the file did not cost (a test run's 300 MB parent made every worker "exceed 300 MiB")
+        self.base = base
 
 
 class _Pool:
@@ -170,7 +174,7 @@ class _Pool:
                     frame = _frame(w)
                     if frame is not None:
                         j, w.job = w.job, None
-                        if limits.memory_mib and _rss_mib(w.pid) > limits.memory_mib / 2:
+                        if limits.memory_mib and _rss_mib(w.pid) - w.base > limits.memory_mib / 2:
                             self._retire(w)          # what a big file left behind must not count against the next
                         out[j] = _result(frame, limits)
                     continue
@@ -197,6 +201,7 @@ class _Pool:
         sys.stderr.flush()
         job_r, job_w = os.pipe()
         res_r, res_w = os.pipe()
+        base = _rss_mib(os.getpid())
         pid = os.fork()
         if pid == 0:                                 # the worker: never returns
             code = 70
@@ -212,7 +217,7 @@ class _Pool:
                 os._exit(code)                       # no atexit, no libclang teardown: the parent owns the run
         os.close(job_r)
         os.close(res_w)
-        w = _Worker(pid, job_w, res_r)
+        w = _Worker(pid, job_w, res_r, base)
         self.workers[res_r] = w
         self.sel.register(res_r, selectors.EVENT_READ, w)
         return w
@@ -275,6 +280,7 @@ def prefork() -> None:
     sys.stderr.flush()
     job_r, job_w = os.pipe()
     res_r, res_w = os.pipe()
+    base = _rss_mib(os.getpid())
     pid = os.fork()
     if pid == 0:                                     # the worker: never returns
         code = 70
@@ -292,7 +298,7 @@ def prefork() -> None:
             os._exit(code)
     os.close(job_r)
     os.close(res_w)
-    _PREFORK.append(_Worker(pid, job_w, res_r))
+    _PREFORK.append(_Worker(pid, job_w, res_r, base))
 
 
 def discard_prefork() -> None:
@@ -494,7 +500,7 @@ def _over_limit(w, limits, now) -> Failure | None:
         per = "" if w.allowed == limits.timeout else f" {limits.timeout:g} s per MiB of source"
         return Failure("timeout", f"gave up after {w.allowed:.0f} s (--timeout{per}): this file took too long"
                        if per else f"gave up after {w.allowed:g} s (--timeout): this file took too long")
-    if limits.memory_mib and _rss_mib(w.pid) > limits.memory_mib:
+    if limits.memory_mib and _rss_mib(w.pid) - w.base > limits.memory_mib:
         return _memory(limits)
     return None
 

@@ -260,6 +260,9 @@ def _work(x):
         blocks = []
         while True:
             blocks.append(bytearray(16 << 20))
+    if x == "nap":
+        time.sleep(0.5)                 # long enough for the supervisor to poll the worker's memory
+        return "rested"
     if x == "raise":
         raise ValueError("from the child")
     if x == "exit":
@@ -421,3 +424,14 @@ def test_report_keeps_going_past_a_crasher(tmp_path):
     assert rep["file"] == str(tmp_path / "b.cu") and [k["kernel"] for k in rep["kernels"]] == ["lane"]
     r = cuport("report", "--no-compile", "--format", "json", str(tmp_path / "b.cu"))
     assert r.returncode == 0 and json.loads(r.stdout)["kernels"][0]["kernel"] == "lane"
+
+
+def test_memory_limit_counts_what_the_file_costs_not_the_parents_pages():
+    # a forked worker's RSS includes the pages it shares with its parent: in a long test run the parent held
+    # 300+ MB and every worker "exceeded 300 MiB" (segv and sleep came back as memory failures)
+    ballast = bytearray(350 << 20)
+    ballast[::4096] = b"x" * len(ballast[::4096])        # touched: resident in the parent, shared by the fork
+    out = isolate.run_each(_work, ["nap", "grow", 2], isolate.Limits(timeout=30, memory_mib=300), jobs=1)
+    assert out[0] == "rested" and out[2] == 4, out
+    assert out[1].kind == "memory"                         # what the file itself allocates still counts
+    del ballast
