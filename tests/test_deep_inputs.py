@@ -25,9 +25,11 @@ def cuport(*args, cwd):
 
 
 def nested_ifs(n: int) -> str:
+    # the shuffle reads warpSize: a fixed distance (1) in a kernel that never does is refused for OpenCL's one-lane
+    # warps since session 6 (shuffle_reach.py), and this test is about nesting
     return ("__global__ void k(float *a, int n) {\n  __shared__ float s[256];\n  int i = threadIdx.x;\n"
             "  s[i] = a[i];\n" + "".join(f"if (i > {j})\n" for j in range(n)) +
-            "  { __syncthreads(); s[i + 1] = s[i] + __shfl_down_sync(0xffffffff, s[i], 1); }\n"
+            "  { __syncthreads(); s[i + 1] = s[i] + __shfl_down_sync(0xffffffff, s[i], warpSize / 2); }\n"
             "  a[i] = s[i ^ 1];\n}\n")
 
 
