@@ -80,3 +80,14 @@ def test_a_grid_beyond_the_device_limit_is_skipped_with_the_reason():
     with pytest.raises(Exception, match=r"workgroup limits") as e:
         _check_launch(Ctx, (4, 1, 1), (512, 1, 1))          # a block too big is the translation's problem: FAIL
     assert not isinstance(e.value, Skip)
+
+
+def test_a_failure_on_lavapipe_with_loops_names_its_loop_limit():
+    # lavapipe silently ends a shader invocation's loops after 65,535 iterations in all (HeCBench kmeans): a failing
+    # shader with loops says the failure may be the device's; other devices and loop-free shaders say nothing
+    from porter.verify.worker import lavapipe_hint
+    loops = "void main() {\n    for (int k = 0; k < n; ++k) { s += x[k]; }\n}\n"
+    hint = lavapipe_hint({"lavapipe": True}, loops)
+    assert "65,535 iterations" in hint and "another device" in hint
+    assert lavapipe_hint({"lavapipe": False}, loops) == ""
+    assert lavapipe_hint({"lavapipe": True}, "void main() {\n    y[0] = x[0];\n}\n") == ""

@@ -125,8 +125,21 @@ def run_case(case, backend, target, variant, text, manifest, sizes, repeat, dump
             result["gbps" if key == "bytes" else "gflops"] = value / (out.kernel_ms * 1e-3) / 1e9
     if bad:
         more = f" (+{len(bad) - 1} more output(s))" if len(bad) > 1 else ""
-        return {**result, "status": "FAIL", "message": bad[0].message + more}
+        return {**result, "status": "FAIL", "message": bad[0].message + more + lavapipe_hint(out.info, text)}
     return {**result, "status": "pass", "message": "; ".join(c.message for c in comparisons)}
+
+
+LAVAPIPE_LOOPS = 65535
+
+
+def lavapipe_hint(info: dict, text: str | None) -> str:
+    """lavapipe (Mesa gallivm) ends every loop of a shader invocation once LAVAPIPE_LOOPS iterations are used up in
+    all, silently (HeCBench kmeans was wrong there and right on PoCL and against NumPy): a failing shader with loops
+    on lavapipe says so, since the failure may be the device's."""
+    if not (info or {}).get("lavapipe") or not text or not any(w in text for w in ("for (", "while (", "do {")):
+        return ""
+    return (f" (lavapipe stops a shader invocation's loops after {LAVAPIPE_LOOPS:,} iterations in all, silently: "
+            "if this kernel loops longer per thread, check it on another device)")
 
 
 def _dump(folder: str, case, target: str, variant, sizes, outputs: dict) -> str:
