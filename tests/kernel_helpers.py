@@ -34,6 +34,14 @@ def refusal(res, code="CP907"):
     return d[0]
 
 
+def assert_refused_at(tmp_path, target, code, line, what, kernel="k"):
+    """`code` translated for `target`: kernel `kernel` is left out and refused (CP907) at `line`, saying `what`."""
+    res = translate_text(tmp_path, target, code)
+    assert kernel not in outputs(res)
+    d = refusal(res)
+    assert what in d.message and d.row == line, (d.row, d.message)
+
+
 def run_spec(monkeypatch, spec_path, targets=("vulkan", "opencl"), subgroups=SUBGROUPS):
     """Every case of a verify spec on lavapipe (each subgroup size) and / or PoCL: the runner's results."""
     missing = [what for what, gone in (("lavapipe", "vulkan" in targets and not os.path.exists(LAVAPIPE_ICD)),

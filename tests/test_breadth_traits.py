@@ -7,7 +7,7 @@ import os
 import pytest
 
 from porter.translate.api import translate_file
-from kernel_helpers import (can_validate, expected_runs, failures, outputs, ran_keys, refusal, run_spec,
+from kernel_helpers import (assert_refused_at, can_validate, expected_runs, failures, outputs, ran_keys, refusal, run_spec,
                             translate_text)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -100,10 +100,7 @@ REFUSED = [
 @pytest.mark.parametrize("target", ["glsl", "opencl"])
 @pytest.mark.parametrize("code,line,what", REFUSED)
 def test_refused_at_the_line(tmp_path, target, code, line, what):
-    res = translate_text(tmp_path, target, code)
-    assert "k" not in outputs(res)
-    d = refusal(res)
-    assert what in d.message and d.row == line, (d.row, d.message)
+    assert_refused_at(tmp_path, target, code, line, what)
 
 
 @pytest.mark.parametrize("target", ["glsl", "opencl"])

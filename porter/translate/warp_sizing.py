@@ -81,27 +81,22 @@ def _strip(n):
     return n
 
 
-def _decompose(an, idx):
-    """(slot, stride) when `idx` is `slot`, `slot * K`, `K * slot` or one of those `+ rest`; else (idx, 1)."""
+def _split(an, idx):
+    """(slot, stride, rest) when `idx` is `slot`, `slot * K`, `K * slot` (rest None) or one of those `+ rest`;
+    else (idx, 1, None)."""
     n = _strip(idx)
     if n.kind == "BINARY_OPERATOR" and n.op == "+" and len(n.children) == 2:
         for a, b in (n.children, n.children[::-1]):
             s, k = _scaled(a)
             if k is not None and _is_slot(an, s):
-                return s, k
+                return s, k, b
     s, k = _scaled(n)
-    return (s, k) if k is not None else (n, 1)
+    return (s, k, None) if k is not None else (n, 1, None)
 
 
-def _rest(an, idx):
-    """`rest` when `idx` is `slot * K + rest` as _decompose splits it; else None."""
-    n = _strip(idx)
-    if n.kind == "BINARY_OPERATOR" and n.op == "+" and len(n.children) == 2:
-        for a, b in (n.children, n.children[::-1]):
-            s, k = _scaled(a)
-            if k is not None and _is_slot(an, s):
-                return b
-    return None
+def _decompose(an, idx):
+    """(slot, stride) of `idx` as _split reads it."""
+    return _split(an, idx)[:2]
 
 
 def _scaled(n):
@@ -336,7 +331,7 @@ def _per_warp(em, pl, s, d, size, parts, stride):
                 _refuse(em, acc, s, f"`{_short(acc)}` names the slot of one warp by number")
             continue
         kind = warp_index_kind(an, slot)
-        rest = _rest(an, ix) if stride == 1 else None
+        rest = _split(an, ix)[2] if stride == 1 else None
         if rest is not None:
             # `part[wid + NW]`: a second run of slots after CUDA's warp count (min and max packed in one
             # array): with more warps it must start after all of them
