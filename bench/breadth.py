@@ -333,20 +333,42 @@ def verify_program(prog_dir: str, res: dict, timeout: float) -> dict:
             derived = json.loads(p.stdout) if p.returncode == 0 else []
         except (subprocess.TimeoutExpired, ValueError):
             derived = []
+        by_kernel: dict = {}            # a template kernel's instances (`k<float>`, `k<int>`) count as one kernel
         for d in derived:
-            k = d["kernel"]
+            by_kernel.setdefault(d["kernel"].split("<")[0], []).append(d)
+        for k, ds in by_kernel.items():
             targets = [v for t, v in (("glsl", "vulkan"), ("opencl", "opencl"))
                        if res.get(t, {}).get("kernels", {}).get(k) == "valid"]
             if k in out or not targets:
                 continue
-            if d["problems"]:
-                out[k] = {"file": os.path.relpath(path, prog_dir), "verdict": "underived",
-                          "why": d["problems"][0]}
+            rel = os.path.relpath(path, prog_dir)
+            bad = [d for d in ds if d["problems"]]
+            if bad:                     # an instance that does not derive leaves the kernel underived
+                out[k] = {"file": rel, "verdict": "underived", "why": bad[0]["problems"][0]}
                 continue
-            out[k] = verify_kernel(path, d["case"], targets, timeout)
-            out[k]["file"] = os.path.relpath(path, prog_dir)
-            print(f"  verify {os.path.basename(prog_dir)} {k}: {out[k]['verdict']} {out[k].get('why', '')}"[:300],
-                  file=sys.stderr, flush=True)
+            rows = {}
+            for d in ds[:INSTANCES]:
+                rows[d["kernel"]] = verify_kernel(path, d["case"], targets, timeout)
+                print(f"  verify {os.path.basename(prog_dir)} {d['kernel']}: {rows[d['kernel']]['verdict']} "
+                      f"{rows[d['kernel']].get('why', '')}"[:300], file=sys.stderr, flush=True)
+            out[k] = _combine(rows)
+            out[k]["file"] = rel
+    return out
+
+
+INSTANCES = 3                   # instances of a template kernel run (derive.py gives up to 4)
+
+
+def _combine(rows: dict) -> dict:
+    """One kernel's row from its instances' rows: the first that does not agree decides (failed, disagree,
+    nondeterministic), else agree; a plain kernel's row as it is."""
+    if len(rows) == 1 and "<" not in next(iter(rows)):
+        return next(iter(rows.values()))
+    worst = next((r for r in rows.values() if r["verdict"] != "agree"), next(iter(rows.values())))
+    inst = next(k for k, r in rows.items() if r is worst)
+    out = {**worst, "instances": {k: r["verdict"] for k, r in rows.items()}}
+    if worst["verdict"] != "agree":
+        out["why"] = f"{inst}: {worst.get('why', '')}"
     return out
 
 

@@ -107,7 +107,7 @@ def test_verify_program_runs_what_derives_and_says_why_the_rest_does_not(tmp_pat
     # launched in a host wrapper: derived from its call `run_shift(d_v, n, 128)`; valid in GLSL only
     assert rows["shift"]["verdict"] == "agree" and rows["shift"]["targets"] == ["vulkan"], rows["shift"]
     assert rows["shift"]["runs"] == {"vulkan/sg4": "pass", "vulkan/sg8": "pass", "vulkan/sg16": "pass"}
-    assert rows["negate"]["verdict"] == "underived" and "`b`" in rows["negate"]["why"]
+    assert rows["negate"]["verdict"] == "underived" and "`d_x + 1`, not a buffer" in rows["negate"]["why"]
     # past the end of its buffers at the derived size: the runs agree (Vulkan drops the stores, PoCL's land past
     # the end) but the case is at fault: said so, not counted as agreeing
     assert rows["tail"]["verdict"] == "failed" and rows["tail"]["first_verdict"] == "agree", rows["tail"]
@@ -176,3 +176,15 @@ def test_runs_outside_the_launch_contract_are_left_out_not_failed(monkeypatch):
     assert row["verdict"] == "failed" and "vulkan/sg4 outside the launch contract" in row["why"]
     doc["results"][0]["message"] = "compile error: something else"
     assert b._judge_runs(doc, None, {})["verdict"] == "failed"
+
+
+def test_a_template_kernels_instances_make_one_row_the_first_that_does_not_agree_decides():
+    b = _breadth()
+    ok = {"verdict": "agree", "runs": {"opencl": "pass"}}
+    bad = {"verdict": "disagree", "why": "vulkan/sg4 vs opencl: out differs"}
+    row = b._combine({"k<float>": ok, "k<int>": bad, "k<double>": ok})
+    assert row["verdict"] == "disagree" and row["why"] == "k<int>: vulkan/sg4 vs opencl: out differs"
+    assert row["instances"] == {"k<float>": "agree", "k<int>": "disagree", "k<double>": "agree"}
+    row = b._combine({"k<float>": ok, "k<double>": ok})
+    assert row["verdict"] == "agree" and row["instances"] == {"k<float>": "agree", "k<double>": "agree"}
+    assert b._combine({"plain": bad}) is bad                    # a kernel that is no template: its row

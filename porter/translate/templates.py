@@ -77,9 +77,11 @@ def local_constants(model, node, stop) -> dict:
     return env
 
 
-def host_template_instances(model, fn, kernel_params) -> list[dict]:
+def host_template_instances(model, fn, kernel_params, envs: list | None = None) -> list[dict]:
     """[{kernel template parameter: value}] for the dependent launches of `fn` inside templated host
-    functions, one per explicit instantiation of the host function found in the file."""
+    functions, one per explicit instantiation of the host function found in the file. `envs`, when given,
+    receives (host function, launch site, {host template parameter: value}) beside each (verify's derivation
+    reads the launch's sizes with them)."""
     out = []
     text = None
     for ls in model.launches:
@@ -119,6 +121,8 @@ def host_template_instances(model, fn, kernel_params) -> list[dict]:
                     not any(kind == "type" and str(v) in hparams for (_n, kind, _d), v in
                             zip(kernel_params, args.values())):
                 out.append(args)
+                if envs is not None:
+                    envs.append((host, ls, env))
     return out
 
 
@@ -274,6 +278,8 @@ class Instance:
     order: list = field(default_factory=list)    # param names in declaration order
     origin: str = ""                             # launch | explicit | define | default
     node: object = None                          # launch node (for template_arguments) when from a launch
+    host: tuple | None = None                    # (launch site, {host template parameter: value}) when from
+    #                                              a launch inside a templated host function
 
     @property
     def label(self) -> str:
@@ -538,12 +544,12 @@ def instances(model, fn, defines: dict | None = None, other_texts=()) -> list[In
     names = [p[0] for p in params]
     found: list[Instance] = []
 
-    def add(args: dict, origin: str, node=None):
+    def add(args: dict, origin: str, node=None, host=None):
         if set(args) != set(names):
             return
         if any(a.args == args or _canon_args(model, fn, a.args) == _canon_args(model, fn, args) for a in found):
             return                  # `half2` and `__half2` are one instantiation
-        found.append(Instance(args, names, origin, node))
+        found.append(Instance(args, names, origin, node, host))
 
     for ls in model.launches:
         if ls.kernel != fn.name:
@@ -551,8 +557,9 @@ def instances(model, fn, defines: dict | None = None, other_texts=()) -> list[In
         ta = template_arguments(ls.node)
         if ta and len(ta) == len(params):
             add({p[0]: v for p, (_k, v) in zip(params, ta)}, "launch", ls.node)
-    for args in host_template_instances(model, fn, params):      # launches inside templated host functions
-        add(args, "host template")
+    envs: list = []
+    for args, (_h, ls, env) in zip(host_template_instances(model, fn, params, envs), envs):
+        add(args, "host template", host=(ls, env))               # launches inside templated host functions
     for args in _other_file_launches(fn, params, other_texts):   # launches in another input of the run
         args = _fill_defaults(model, fn, params, args)
         if args is not None and all(v is not None for v in args.values()):

@@ -97,10 +97,11 @@ def main(args: argparse.Namespace) -> int:
     from porter.verify.spec import SpecError, find_specs
 
     from porter.source import special_kind
-    from porter.verify.nospec import derived_cases, write_init, wants_derivation
+    from porter.verify.nospec import derived_cases, selected, wants_derivation, write_init
     if getattr(args, "init", False):
         return write_init(args.paths, getattr(args, "portability_fixes", False))
     specs, failed, refused = [], False, False
+    wanted = _wanted(args.kernels)
     for path in args.paths:             # a bad path costs only itself
         kind = special_kind(path) if path != "-" else None
         try:
@@ -109,7 +110,7 @@ def main(args: argparse.Namespace) -> int:
             if kind:
                 raise SpecError(f"{path}: {kind}, not a source file, skipped")
             if wants_derivation(path, getattr(args, "no_spec", False)):
-                found, why_not = derived_cases(path, getattr(args, "portability_fixes", False))
+                found, why_not = derived_cases(path, getattr(args, "portability_fixes", False), wanted)
                 refused = refused or why_not
                 specs += found
                 continue
@@ -124,9 +125,8 @@ def main(args: argparse.Namespace) -> int:
             print(f"cuport verify: error: {path}: cannot load the spec: {type(e).__name__}: {e}", file=sys.stderr)
             failed = True
     cases = [c for _, cs in specs for c in cs]
-    if args.kernels:
-        wanted = set(args.kernels.split(","))
-        cases = [c for c in cases if c.id in wanted or (c.name is None and c.kernel in wanted)]
+    if wanted:
+        cases = [c for c in cases if c.id in wanted or (c.name is None and selected(c.kernel, wanted))]
     if not cases:
         if refused and not failed:
             return 1                    # nothing derivable: the messages say why and point to --init
@@ -164,6 +164,14 @@ def main(args: argparse.Namespace) -> int:
             print("\n".join(lines))
     code = exit_code(results)
     return 2 if failed else max(code, 1 if refused else 0)
+
+
+def _wanted(kernels: str | None) -> set | None:
+    """--kernels `a,k<float, 64>`: names split at the commas outside template arguments."""
+    if not kernels:
+        return None
+    from porter.frontend.lexer import split_top_level
+    return set(split_top_level(kernels))
 
 
 def _bench(args, cases, targets, failed: bool, refused: bool) -> int:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 HEURISTIC_SIZE = 1000            # a size the program decides at run time
+HEURISTIC_BLOCK = 256            # a block size the program decides at run time (argv, a wrapper's parameter)
 DIFF_TOL = {"f32": (1e-4, 1e-5), "f64": (1e-10, 1e-12)}    # translations against each other (sum order differs)
 _COMM = re.compile(r"^(__shfl|__syncthreads|__syncwarp|atomic|__ballot|__any|__all|__reduce|__match|__activemask)")
 _ALLOC = ("cudaMalloc", "cudaMallocManaged", "hipMalloc", "hipMallocManaged")
@@ -109,9 +110,11 @@ def _dtype(ctype: str | None) -> str | None:
 class _Sym:
     """Writes host expressions in the spec notation over size names."""
 
-    def __init__(self, model, site, kernel):
+    def __init__(self, model, site, kernel, env: dict | None = None):
         from porter.analysis.affine import analysis
         self.model, self.site, self.kernel = model, site, kernel
+        self.env = env or {}                 # a templated host function's parameters: name -> int / type
+        self.types: dict = {}                # the kernel instance's template arguments: name -> int / type
         self.an = analysis(model)
         self.names: dict[int, str] = {}      # id(decl) -> size name
         self.sizes: dict[str, int] = {}
@@ -120,6 +123,7 @@ class _Sym:
         self.taken = {p.name for p in kernel.params}
         self.calls: dict[int, list] = {}     # id(host function) -> its calls (caller_arg)
         self.bound: dict[int, object] = {}   # id(PARM_DECL) -> argument, while a one-line function is inlined
+        self.fallback = HEURISTIC_SIZE       # the value a run-time variable is given (HEURISTIC_BLOCK in a block)
 
     def size_name(self, decl, value, why: str | None = None, name: str | None = None) -> str:
         """The size name of a host variable (or the kernel parameter `name` it is passed to)."""
@@ -173,11 +177,20 @@ class _Sym:
         k = n.kind
         if k == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind in ("VAR_DECL", "PARM_DECL"):
             return self.variable(n.ref, depth)
+        if k == "DECL_REF_EXPR" and isinstance(self.env.get(n.spelling), int) and \
+                n.ref_kind in ("TEMPLATE_NON_TYPE_PARAMETER", "NON_TYPE_TEMPLATE_PARAMETER"):
+            return str(self.env[n.spelling])     # `BLOCK` of `template <int BLOCK> void run(...)`
+        if k == "CXX_UNARY_EXPR" and _sizeof(self, n) is not None:
+            return str(_sizeof(self, n))
+        if k == "ARRAY_SUBSCRIPT_EXPR":
+            elem = _array_element(self, n)
+            if elem is not None:        # `size_t local[2] = {16, 16};` ... `dim3 b(local[0], local[1])`
+                return self.expr(elem, depth + 1)
         if k == "BINARY_OPERATOR" and len(n.children) == 2 and n.op in ("+", "-", "*", "/", "%", "<<", ">>"):
             a, b = self.expr(n.children[0], depth + 1), self.expr(n.children[1], depth + 1)
             op = n.op
             if op in ("<<", ">>"):
-                shift = fold_int(self.model, n.children[1])
+                shift = fold_int(self.model, n.children[1], self.env)
                 if shift is None or not 0 <= shift < 63:
                     raise Underivable(f"cannot express `{n.text}`")
                 op, b = ("*" if op == "<<" else "//"), str(1 << shift)
@@ -221,7 +234,7 @@ class _Sym:
         where = f"line {self.model.source.position(decl.start)[0]}"
         init = self.an.definition(decl) if decl.kind == "VAR_DECL" else self.caller_arg(decl)
         if init is not None:
-            const = fold_int(self.model, init)
+            const = fold_int(self.model, init, self.env)
             if const is not None and id(decl) in self.inline:
                 return str(const)
             if const is not None and not _has_var_refs(init):
@@ -236,8 +249,34 @@ class _Sym:
             self.notes.append(f"`{decl.spelling}` is the counter of the loop at {where}: its first value "
                               f"{text} taken")
             return text
-        return self.size_name(decl, HEURISTIC_SIZE, f"{{name}} is decided at run time ({where}): "
-                                                    f"{HEURISTIC_SIZE} assumed (--sizes {{name}}=N)")
+        return self.size_name(decl, self.fallback, f"{{name}} is decided at run time ({where}): "
+                                                   f"{self.fallback} assumed (--sizes {{name}}=N)")
+
+
+def _array_element(sym: _Sym, n):
+    """The initialiser of `a[i]`: a local array with an initialiser list, a constant index, and no element
+    assigned anywhere in its function; None otherwise."""
+    from porter.analysis.launch import fold_int
+    if len(n.children) != 2:
+        return None
+    base, index = _bare(n.children[0]), n.children[1]
+    i = fold_int(sym.model, index, sym.env)
+    if base.kind != "DECL_REF_EXPR" or base.ref is None or base.ref.kind != "VAR_DECL" or i is None:
+        return None
+    init = next((c for c in base.ref.children if c.kind == "INIT_LIST_EXPR"), None)
+    if init is None or not 0 <= i < len(init.children):
+        return None
+    scope = base.ref.parent
+    while scope is not None and scope.kind not in ("FUNCTION_DECL", "FUNCTION_TEMPLATE", "CXX_METHOD"):
+        scope = scope.parent
+    for w in (scope.walk() if scope is not None else ()):
+        if (w.kind == "BINARY_OPERATOR" and w.op == "=" or w.kind == "COMPOUND_ASSIGNMENT_OPERATOR" or
+                w.kind == "UNARY_OPERATOR" and w.op in ("++", "--", "post++", "post--", "&")) and w.children:
+            t = _bare(w.children[0])
+            t = _bare(t.children[0]) if t.kind == "ARRAY_SUBSCRIPT_EXPR" and t.children else t
+            if t.kind == "DECL_REF_EXPR" and t.ref is base.ref:
+                return None
+    return init.children[i]
 
 
 def _loop_start(decl):
@@ -301,7 +340,7 @@ def _fold_first(sym: _Sym, node, depth: int = 0):
     from porter.analysis.launch import fold_int
     if node is None or depth > 8:
         return None
-    v = fold_int(sym.model, node)
+    v = fold_int(sym.model, node, sym.env)
     if v is not None:
         return v
     n = _bare(node)
@@ -347,6 +386,29 @@ def _has_var_refs(node) -> bool:
                for n in node.walk())
 
 
+_SIZES = {"float": 4, "double": 8, "int": 4, "unsigned int": 4, "unsigned": 4, "long": 8, "long long": 8,
+          "unsigned long": 8, "unsigned long long": 8, "short": 2, "unsigned short": 2, "char": 1, "unsigned char": 1,
+          "signed char": 1, "bool": 1, "int8_t": 1, "uint8_t": 1, "int16_t": 2, "uint16_t": 2, "int32_t": 4,
+          "uint32_t": 4, "int64_t": 8, "uint64_t": 8, "size_t": 8, "half": 2, "__half": 2}
+
+
+def _sizeof(sym: _Sym, node):
+    """`sizeof(float)` (clang's value), or `sizeof(T)` with T a template parameter the instance binds."""
+    if isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    m = re.fullmatch(r"\s*sizeof\s*\(?\s*([\w\s]+?)\s*\)?\s*", node.text or "")
+    if m is None:
+        return None
+    t = _subst(m.group(1), {**sym.env, **sym.types})
+    return _SIZES.get(" ".join(re.sub(r"\b(const|volatile)\b", " ", t).split()))
+
+
+def _subst(ctype: str, env: dict) -> str:
+    """A type spelled with template parameters, with the instance's types in (`const T *` -> `const float *`)."""
+    return re.sub(r"\b\w+\b", lambda m: str(env[m.group(0)]) if isinstance(env.get(m.group(0)), str)
+                  else m.group(0), ctype or "")
+
+
 def _bare(node):
     """The node under parentheses and implicit / explicit casts."""
     while node is not None and node.kind in ("PAREN_EXPR", "UNEXPOSED_EXPR", "CSTYLE_CAST_EXPR",
@@ -358,7 +420,10 @@ def _bare(node):
 def _allocation(model, decl):
     """The byte-count expression of `cudaMalloc(&p, bytes)` for the host pointer `decl`, or None."""
     for call in model.of_kind("CALL_EXPR"):
-        if call.spelling not in _ALLOC:
+        name = call.spelling
+        if not name and call.children:     # `cudaMalloc(&d_x, ...)` with `T *d_x` in a template: dependent
+            name = next((c.spelling for c in call.children[0].walk() if c.kind == "OVERLOADED_DECL_REF"), "")
+        if name not in _ALLOC:
             continue
         args = call.args()
         if len(args) < 2:
@@ -375,9 +440,9 @@ def _elements(sym: _Sym, size_node, elem: int) -> str:
     """Element count from a byte count: `n * sizeof(float)` -> n, anything else -> (bytes) // elem."""
     from porter.analysis.launch import fold_int
     n = _bare(size_node)
-    const = fold_int(sym.model, n) if not _has_var_refs(n) else None
+    const = fold_int(sym.model, n, sym.env) if not _has_var_refs(n) else None
     if const is None and n.kind == "CXX_UNARY_EXPR":
-        const = n.value
+        const = _sizeof(sym, n)
     if isinstance(const, int):
         return str(max(1, const // elem))
     if n.kind == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind == "VAR_DECL" and \
@@ -386,11 +451,19 @@ def _elements(sym: _Sym, size_node, elem: int) -> str:
         if d is not None and _has_var_refs(d):
             return _elements(sym, d, elem)         # `size_t bytes = n * sizeof(float)`
     if n.kind == "BINARY_OPERATOR" and n.op == "*" and len(n.children) == 2:
-        for i in (0, 1):
-            s = _bare(n.children[i])
-            if s.kind == "CXX_UNARY_EXPR" and s.value == elem:
-                return sym.expr(n.children[1 - i])
+        factors = _factors(n)           # `sizeof(T) * 2 * n` is (sizeof(T) * 2) * n
+        for i, f in enumerate(factors):
+            if f.kind == "CXX_UNARY_EXPR" and _sizeof(sym, f) == elem:
+                rest = [sym.expr(x) for x in factors[:i] + factors[i + 1:]]
+                return " * ".join(rest) if len(rest) > 1 else rest[0]
     return f"({sym.expr(size_node)} // {elem})"
+
+
+def _factors(n) -> list:
+    n = _bare(n)
+    if n.kind == "BINARY_OPERATOR" and n.op == "*" and len(n.children) == 2:
+        return _factors(n.children[0]) + _factors(n.children[1])
+    return [n]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -476,15 +549,48 @@ def _communicates(model, fn) -> bool:
 # ---------------------------------------------------------------------------------------------------------------
 # one kernel
 
-def derive_kernel(model, fn) -> Derived:
+MAX_INSTANCES = 4                # instantiations of one template kernel derived (the first ones found)
+
+
+def derive_kernels(model, fn) -> list[Derived]:
+    """A Derived for a kernel; for a template kernel, one per instantiation the program launches (the launch
+    it comes from gives its sizes), or one with a "template" problem when none is found."""
+    if not fn.is_template:
+        return [derive_kernel(model, fn)]
+    from porter.translate.templates import instances
+    try:
+        found = [i for i in instances(model, fn) if i.origin in ("launch", "host template")]
+    except Exception:                   # the instance search met a tree it does not know: no instance
+        found = []
+    if not found:
+        d = derive_kernel(model, fn)
+        d.problems.insert(0, Problem("template", f"`{fn.name}` is a template launched with no template arguments "
+                                                 "found: they are needed (Case(kernel=\"name<args>\"))"))
+        return [d]
+    return [derive_kernel(model, fn, i) for i in found[:MAX_INSTANCES]]
+
+
+def derive_kernel(model, fn, inst=None, host=None) -> Derived:
+    """One kernel (one instance `inst` of a template kernel, translate/templates.py's Instance). `host`: the
+    model of another file of the program whose launch of the kernel gives the sizes (the kernel's own file has
+    none); the kernel's body is still read from `model`."""
     from porter.analysis.launch import site_kernel
-    d = Derived(model.path, fn.name, _line(model, fn.node))
-    if fn.is_template:
-        d.problems.append(Problem("template", f"`{fn.name}` is a template: its template arguments are needed "
-                                              "(Case(template_args=...))"))
+    name = f"{fn.name}<{inst.label}>" if inst is not None else fn.name
+    d = Derived(model.path, name, _line(model, fn.node))
+    kmodel, model = model, host or model
     sites = [s for s in model.launches if site_kernel(s) == fn.name and s.block is not None]
+    if host is not None and sites:
+        d.notes.append(f"launched in {Path(host.path).name}: its launch at line {_line(host, sites[0].node)} "
+                       "gives the sizes")
+    env = {}
+    if inst is not None and inst.node is not None:
+        sites = [s for s in sites if s.node is inst.node] or sites
+    elif inst is not None and inst.host is not None:
+        sites, env = [inst.host[0]], dict(inst.host[1])
     site = sites[0] if sites else None
-    sym = _Sym(model, site, fn)
+    sym = _Sym(model, site, fn, env)
+    if inst is not None:
+        sym.types = dict(inst.args)
     args = list(site.args) if site is not None else []
     if site is not None and len(args) != len(fn.params):
         d.problems.append(Problem("launch", f"the launch at line {_line(model, site.node)} passes {len(args)} "
@@ -497,7 +603,7 @@ def derive_kernel(model, fn) -> Derived:
     else:
         _without_site(fn, sym, d)
     seen_buffers: dict[int, str] = {}
-    elementwise = not _communicates(model, fn) if fn.body is not None else False
+    elementwise = not _communicates(kmodel, fn) if fn.body is not None else False
     for i, p in enumerate(fn.params):
         a = args[i] if i < len(args) else None
         if p.is_pointer:
@@ -523,6 +629,8 @@ def _from_site(model, fn, site, args, sym: _Sym, d: Derived) -> None:
     from porter.analysis.launch import fold_int, site_shapes
     sl = _line(model, site.node)
     shapes = site_shapes(model, site, fn)
+    if sym.env:                         # the host template instantiation the kernel's instance comes from
+        shapes = [s for s in shapes if all(s[1].get(k, v) == v for k, v in sym.env.items())]
     wrapped = _wrapper_block(model, sym, site.block)
     if wrapped:                         # the block the wrapper receives at the call the sizes come from
         d.block = _dims_text(wrapped)
@@ -531,8 +639,15 @@ def _from_site(model, fn, site, args, sym: _Sym, d: Derived) -> None:
         d.block = _dims_text(shapes[0][0].dims)
         _mark_inline(sym, site.block)
     else:
-        d.problems.append(Problem("block", f"the block of the launch at line {sl} "
-                                           f"(`{' '.join(site.block.text.split())}`) does not fold to constants"))
+        try:                            # decided at run time (argv, a wrapper's parameter): 256 assumed
+            sym.fallback = HEURISTIC_BLOCK
+            d.block = _grid_text(sym, site.block)
+        except Underivable as e:
+            d.problems.append(Problem("block", f"the block of the launch at line {sl} "
+                                               f"(`{' '.join(site.block.text.split())}`) does not fold to "
+                                               f"constants: {e}"))
+        finally:
+            sym.fallback = HEURISTIC_SIZE
     # an integer parameter that receives a host variable gives that variable's value a size name: its own
     for p, a in zip(fn.params, args):
         b = _bare(a)
@@ -540,7 +655,7 @@ def _from_site(model, fn, site, args, sym: _Sym, d: Derived) -> None:
         if not _is_int(p) or b.kind != "DECL_REF_EXPR" or b.ref is None or id(b.ref) in sym.inline:
             continue
         init = sym.an.definition(b.ref) if b.ref.kind == "VAR_DECL" else sym.caller_arg(b.ref)
-        const = fold_int(model, init) if init is not None else None
+        const = fold_int(model, init, sym.env) if init is not None else None
         if const is not None and not _has_var_refs(init):
             sym.size_name(b.ref, const, name=p.name)
         elif init is None and _loop_start(b.ref) is not None:
@@ -570,7 +685,7 @@ def _wrapper_block(model, sym: _Sym, block):
         b = _bare([c for c in b.children if c.kind != "TYPE_REF"][0])
     if b is None or b.kind != "DECL_REF_EXPR" or b.ref is None or sym.caller_arg(b.ref) is None:
         return None
-    dims = fold_dim3(model, _through_wrappers(sym, b))
+    dims = fold_dim3(model, _through_wrappers(sym, b), sym.env)
     if dims is None:
         x = _fold_first(sym, b)
         dims = (x, 1, 1) if x is not None else None
@@ -600,8 +715,11 @@ def _expressible(sym, node) -> bool:
         return False
 
 
-def _canon(p) -> str:
-    return p.node.canonical_type.spelling
+def _canon(p, sym=None) -> str:
+    t = p.node.canonical_type.spelling
+    if sym is not None and sym.types and "type-parameter" in t:
+        return _subst(p.type, sym.types)
+    return t
 
 
 def _line(model, node) -> int:
@@ -664,9 +782,12 @@ def _dims_text(dims) -> str:
 
 
 def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) -> PDesc:
-    dtype = _dtype(p.pointee)
+    pointee = p.pointee
+    if "type-parameter" in (pointee or "") and sym.types:       # `const T *` of the instance: `const float`
+        pointee = _subst(re.sub(r"\*\s*(__restrict__|__restrict|restrict|const)?\s*$", "", p.type), sym.types)
+    dtype = _dtype(pointee)
     if dtype is None:
-        d.problems.append(Problem(p.name, f"'{p.name}' points to `{p.pointee}`: only float, double and 32/64-bit "
+        d.problems.append(Problem(p.name, f"'{p.name}' points to `{pointee}`: only float, double and 32/64-bit "
                                           "integers are generated"))
         dtype = "f32"
     if p.const_pointee or fn.body is None:
@@ -712,7 +833,7 @@ def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) ->
 
 
 def _scalar(sym: _Sym, d: Derived, p, arg) -> PDesc:
-    dtype = _dtype(_canon(p))
+    dtype = _dtype(_canon(p, sym))
     if dtype is None:
         d.problems.append(Problem(p.name, f"'{p.name}' is a `{p.type}`: only float, double and 32/64-bit "
                                           "integers are generated"))
@@ -742,7 +863,7 @@ def _scalar(sym: _Sym, d: Derived, p, arg) -> PDesc:
         return PDesc(p.name, dtype, default="1")
 
 
-_CDIV = re.compile(r"\(\(\((\w+) \+ (\d+)\) - 1\) // (\d+)\)|\((\w+) \+ (\d+)\) // (\d+)")
+_CDIV = re.compile(r"\(\(\((\w+) \+ (\w+)\) - 1\) // (\w+)\)|\((\w+) \+ (\d+)\) // (\d+)")
 
 
 def _tidy(expr: str) -> str:
@@ -773,11 +894,70 @@ def derive_file(path: str) -> list[Derived]:
     from porter.frontend.build import build_model
     from porter.frontend.parse import ParseOptions
     from porter.source import read_source
+    from porter.analysis.launch import site_kernel
     model = build_model(read_source(path), ParseOptions(full_model=True))
+    hosts = _Hosts(path)
     try:
-        return [derive_kernel(model, fn) for fn in model.kernels if fn.body is not None]
+        out = []
+        for fn in model.kernels:
+            if fn.body is None:
+                continue
+            host = None
+            if not fn.is_template and not any(site_kernel(s) == fn.name for s in model.launches):
+                host = hosts.launching(fn.name)
+            out += [derive_kernel(model, fn, host=host)] if host is not None else derive_kernels(model, fn)
+        return out
     finally:
         model.release()
+        hosts.release()
+
+
+_HOST_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx", ".h", ".hpp", ".cuh")
+
+
+class _Hosts:
+    """The other source files beside a kernel's file, parsed when a kernel launched in none of its own file's
+    code is looked for (HeCBench's kernel.cu launched from main.cu; a header of host wrappers)."""
+
+    def __init__(self, path: str):
+        self.path = Path(path).resolve()
+        self.models: dict = {}
+
+    def launching(self, name: str):
+        """The model of the one sibling file with a launch of kernel `name`, or None (none, or several)."""
+        from porter.analysis.launch import site_kernel
+        pat = re.compile(r"(?<![\w.])" + re.escape(name) + r"\s*(?:<[^;{}]*?>)?\s*<<<")
+        files = []
+        for f in sorted(self.path.parent.iterdir()):
+            if f == self.path or f.suffix not in _HOST_SUFFIXES or not f.is_file():
+                continue
+            try:
+                if pat.search(f.read_text(errors="replace")):
+                    files.append(f)
+            except OSError:
+                continue
+        if len(files) != 1:
+            return None
+        model = self._model(files[0])
+        if model is None or not any(site_kernel(s) == name and s.block is not None for s in model.launches):
+            return None
+        return model
+
+    def _model(self, f: Path):
+        if f not in self.models:
+            from porter.frontend.build import build_model
+            from porter.frontend.parse import ParseOptions
+            from porter.source import read_source
+            try:
+                self.models[f] = build_model(read_source(str(f)), ParseOptions(full_model=True))
+            except Exception:            # the other file does not parse: no launch from it
+                self.models[f] = None
+        return self.models[f]
+
+    def release(self) -> None:
+        for m in self.models.values():
+            if m is not None:
+                m.release()
 
 
 # ---------------------------------------------------------------------------------------------------------------

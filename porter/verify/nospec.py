@@ -38,11 +38,19 @@ def _derive(path: str):
     return derived
 
 
-def derived_cases(path: str, portability_fixes: bool) -> tuple[list, bool]:
-    """([(path, cases)], refused): a differential Case per derivable kernel; the others are reported."""
+def selected(kernel: str, wanted: set) -> bool:
+    """A kernel named in --kernels, or an instance of a template kernel named without its arguments."""
+    return kernel in wanted or kernel.split("<")[0] in wanted
+
+
+def derived_cases(path: str, portability_fixes: bool, wanted: set | None = None) -> tuple[list, bool]:
+    """([(path, cases)], refused): a differential Case per derivable kernel; the others are reported. With
+    `wanted` (--kernels), only those kernels (or a template kernel's instances, by its bare name)."""
     from porter.verify.derive import case_from_dict
     cases, refused = [], False
     for d in _derive(path):
+        if wanted and not selected(d.kernel, wanted):
+            continue
         where = f"{path}:{d.line}: {d.kernel}"
         if d.problems:
             refused = True
