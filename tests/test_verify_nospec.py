@@ -467,3 +467,61 @@ def test_blocks_decided_at_run_time_and_constant_arrays(tmp_path):
     d = derive_text(tmp_path, base(
         "size_t l[2] = {16, 4}; l[0] = nb; dim3 b(l[0], l[1]); k<<<nb, b>>>(d_p, nb, 0);"))
     assert [p.what for p in d["k"].problems] == ["block"]
+
+
+GRIDS = """#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cmath>
+__global__ void k(const __half *h, const char *c, unsigned char *u, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) u[i] = (unsigned char)(c[i] + (int)__half2float(h[i]));
+}
+template <int BLOCK>
+void run(const __half *h, const char *c, unsigned char *u, int n) {
+  k<<<(n + BLOCK - 1) / BLOCK, BLOCK>>>(h, c, u, n);
+}
+template <int B> __global__ void t(float *x, int n) { int i = blockIdx.x * B + threadIdx.x; if (i < n) x[i] = 1; }
+template <int B> void run_t(float *x, int n) { t<B><<<(n + B - 1) / B, B>>>(x, n); }
+int main() {
+  const int n = 4096, W = 1000;
+  __half *h; char *c; unsigned char *u; float *f;
+  cudaMalloc(&h, n * sizeof(__half));
+  cudaMalloc(&c, n);
+  cudaMalloc(&u, n * sizeof(unsigned char));
+  cudaMalloc(&f, n * sizeof(float));
+  cudaDeviceProp prop;
+  cudaGetDeviceProperties(&prop, 0);
+  dim3 b(128);
+  k<<<std::ceil(W / 16.0), 16>>>(h, c, u, n);
+  k<<<(n + b.x - 1) / b.x, b>>>(h, c, u, n);
+  k<<<4 * prop.multiProcessorCount, 256>>>(h, c, u, n);
+  run_t<64>(f, n);
+  return 0;
+}
+"""
+
+
+def test_half_and_char_buffers_ceil_grids_dim3_members_and_device_properties(tmp_path):
+    # hadamard/vadd's __half, ldpc/ga's char buffers (f16, i8, u8: was "only float, double and 32/64-bit
+    # integers"); perlin's `std::ceil(W / 16.0)`, ga's `block.x`, blockAccess's `prop.multiProcessorCount`
+    # (16 assumed, a size of its own); a host template's `run_t<64>` binds B = 64 as an int
+    p = tmp_path / "k.cu"
+    p.write_text(GRIDS)
+    from porter.verify.derive import case_from_dict
+    ks = derive_file(str(p))
+    k = next(d for d in ks if d.kernel == "k")
+    assert (k.signature, k.problems) == ("h: f16[n] in, c: i8[n] in, u: u8[n] out, n: i32", [])
+    case = case_from_dict(k.as_dict())                  # i8 is a dtype of the spec notation now
+    assert [str(p.dtype) for p in case.sig] == ["f16", "i8", "u8", "i32"]
+    assert (k.grid, k.block, k.sizes) == ("cdiv(W, 16)", "16", {"W": 1000, "n": 4096})
+    t = next(d for d in ks if d.kernel == "t<64>")
+    assert (t.grid, t.block, t.problems) == ("cdiv(n, 64)", "64", [])
+    # the other two launches, each alone in main
+    only_bx = GRIDS.replace("  k<<<std::ceil", "  // k<<<std::ceil").replace("  k<<<4 *", "  // k<<<4 *")
+    k = derive_text(tmp_path, only_bx)["k"]
+    assert (k.grid, k.block, k.problems) == ("cdiv(n, 128)", "128", [])
+    only_prop = GRIDS.replace("  k<<<std::ceil", "  // k<<<std::ceil").replace("  k<<<(n + b.x", "  // k<<<(")
+    k = derive_text(tmp_path, only_prop)["k"]
+    assert (k.grid, k.sizes["multiProcessorCount"], k.problems) == ("4 * multiProcessorCount", 16, [])
+    assert "multiProcessorCount is the device's `prop.multiProcessorCount`: 16 assumed " \
+           "(--sizes multiProcessorCount=N)" in k.notes

@@ -23,7 +23,9 @@ from pathlib import Path
 
 HEURISTIC_SIZE = 1000            # a size the program decides at run time
 HEURISTIC_BLOCK = 256            # a block size the program decides at run time (argv, a wrapper's parameter)
-DIFF_TOL = {"f32": (1e-4, 1e-5), "f64": (1e-10, 1e-12)}    # translations against each other (sum order differs)
+DEVICE_PROPS = {"multiProcessorCount": 16}   # cudaDeviceProp fields read for a grid: a small device assumed
+DIFF_TOL = {"f32": (1e-4, 1e-5), "f64": (1e-10, 1e-12),   # translations against each other (sum order differs)
+            "f16": (1e-2, 1e-3)}                           # half: one rounding of 2^-11 apart
 _COMM = re.compile(r"^(__shfl|__syncthreads|__syncwarp|atomic|__ballot|__any|__all|__reduce|__match|__activemask)")
 _ALLOC = ("cudaMalloc", "cudaMallocManaged", "hipMalloc", "hipMallocManaged")
 
@@ -95,7 +97,12 @@ def case_from_dict(d: dict):
 # types
 
 _DTYPES = {"float": "f32", "double": "f64", "int": "i32", "unsigned int": "u32", "long": "i64", "long long": "i64",
-           "unsigned long": "u64", "unsigned long long": "u64"}
+           "unsigned long": "u64", "unsigned long long": "u64",
+           # buffers of half, short and char (hadamard's and vadd's __half, ldpc's char counts)
+           "half": "f16", "__half": "f16", "short": "i16", "unsigned short": "u16", "char": "i8", "unsigned char": "u8",
+           "int8_t": "i8", "uint8_t": "u8", "int16_t": "i16", "uint16_t": "u16", "int32_t": "i32", "uint32_t": "u32",
+           "int64_t": "i64", "uint64_t": "u64"}
+_BYTES = {"f32": 4, "f64": 8, "i32": 4, "u32": 4, "i64": 8, "u64": 8, "f16": 2, "i16": 2, "u16": 2, "i8": 1, "u8": 1}
 
 
 def _dtype(ctype: str | None) -> str | None:
@@ -116,7 +123,7 @@ class _Sym:
         self.env = env or {}                 # a templated host function's parameters: name -> int / type
         self.types: dict = {}                # the kernel instance's template arguments: name -> int / type
         self.an = analysis(model)
-        self.names: dict[int, str] = {}      # id(decl) -> size name
+        self.names: dict = {}                # id(decl) (or ("prop", field)) -> size name
         self.sizes: dict[str, int] = {}
         self.notes: list[str] = []
         self.inline: set[int] = set()        # decls folded to their value (block dimensions)
@@ -182,6 +189,16 @@ class _Sym:
             return str(self.env[n.spelling])     # `BLOCK` of `template <int BLOCK> void run(...)`
         if k == "CXX_UNARY_EXPR" and _sizeof(self, n) is not None:
             return str(_sizeof(self, n))
+        if k == "MEMBER_REF_EXPR" and n.children:
+            text = self.member(n)
+            if text is not None:
+                return text
+        if k == "CALL_EXPR" and n.spelling in ("ceil", "ceilf") and len(n.args()) == 1:
+            q = _bare(n.args()[0])      # perlin's `std::ceil(WIN_WIDTH / 16.0)`: a float division of integers
+            if q.kind == "BINARY_OPERATOR" and q.op == "/" and len(q.children) == 2:
+                a, b = (self.integral(c, depth + 1) for c in q.children)
+                if a is not None and b is not None:
+                    return f"cdiv({a}, {b})"
         if k == "ARRAY_SUBSCRIPT_EXPR":
             elem = _array_element(self, n)
             if elem is not None:        # `size_t local[2] = {16, 16};` ... `dim3 b(local[0], local[1])`
@@ -198,6 +215,8 @@ class _Sym:
                 op = "//"
             return f"({a} {op} {b})"
         v = n.value if k.endswith(("_EXPR", "_LITERAL", "OPERATOR")) else None
+        if isinstance(v, float) and v.is_integer() and k == "CALL_EXPR":
+            return str(int(v))          # `std::ceil(61440 / 16.0)` folded by clang
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             return repr(v)
         if k == "CONDITIONAL_OPERATOR":
@@ -215,6 +234,45 @@ class _Sym:
                 finally:
                     self.bound = saved
         raise Underivable(f"cannot express `{' '.join(n.text.split())}` as a size")
+
+    def integral(self, node, depth: int) -> str | None:
+        """An operand of a float division that is an integer: an integer expression, or a float literal with an
+        integral value (`16.0`); None otherwise."""
+        b = _bare(node)
+        if b.kind == "FLOATING_LITERAL":
+            return str(int(b.value)) if isinstance(b.value, float) and b.value.is_integer() else None
+        t = b.type or ""
+        if re.search(r"float|double|half", t) or not re.search(r"int|long|short|char|unsigned|size_t", t):
+            return None
+        try:
+            return self.expr(b, depth)
+        except Underivable:
+            return None
+
+    def member(self, n) -> str | None:
+        """`block.x` of a dim3 that folds (ga's `(length + block_size.x - 1) / block_size.x`), and
+        `prop.multiProcessorCount` (blockAccess's grid of 16 blocks per SM: DEVICE_PROPS assumed, a size of its
+        own); None otherwise."""
+        from porter.analysis.launch import fold_dim3
+        base = _bare(n.children[0])
+        if base.kind != "DECL_REF_EXPR" or base.ref is None:
+            return None
+        t = base.type or ""
+        if "dim3" in t and n.spelling in ("x", "y", "z"):
+            dims = fold_dim3(self.model, base, self.env)
+            return str(dims["xyz".index(n.spelling)]) if dims is not None else None
+        if "cudaDeviceProp" in t and n.spelling in DEVICE_PROPS:
+            key = ("prop", n.spelling)
+            if key not in self.names:
+                name = n.spelling
+                while name in self.sizes or name in self.taken:
+                    name += "_"
+                self.names[key] = name
+                self.sizes[name] = DEVICE_PROPS[n.spelling]
+                self.notes.append(f"{name} is the device's `{base.spelling}.{n.spelling}`: "
+                                  f"{DEVICE_PROPS[n.spelling]} assumed (--sizes {name}=N)")
+            return self.names[key]
+        return None
 
     def variable(self, decl, depth: int) -> str:
         from porter.analysis.launch import fold_int
@@ -456,6 +514,8 @@ def _elements(sym: _Sym, size_node, elem: int) -> str:
             if f.kind == "CXX_UNARY_EXPR" and _sizeof(sym, f) == elem:
                 rest = [sym.expr(x) for x in factors[:i] + factors[i + 1:]]
                 return " * ".join(rest) if len(rest) > 1 else rest[0]
+    if elem == 1:
+        return sym.expr(size_node)
     return f"({sym.expr(size_node)} // {elem})"
 
 
@@ -585,8 +645,13 @@ def derive_kernel(model, fn, inst=None, host=None) -> Derived:
     env = {}
     if inst is not None and inst.node is not None:
         sites = [s for s in sites if s.node is inst.node] or sites
-    elif inst is not None and inst.host is not None:
-        sites, env = [inst.host[0]], dict(inst.host[1])
+    elif inst is None:                  # a launch in a templated host function is read with no parameters bound
+        sites.sort(key=lambda s: s.function is not None and s.function.is_template)
+    elif inst.host is not None:
+        # the host template's arguments as written (`run<64>(`): integers as ints, types as their spelling
+        sites = [inst.host[0]]
+        env = {k: int(v) if isinstance(v, str) and re.fullmatch(r"-?\d+", v.strip()) else v
+               for k, v in inst.host[1].items()}
     site = sites[0] if sites else None
     sym = _Sym(model, site, fn, env)
     if inst is not None:
@@ -787,8 +852,8 @@ def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) ->
         pointee = _subst(re.sub(r"\*\s*(__restrict__|__restrict|restrict|const)?\s*$", "", p.type), sym.types)
     dtype = _dtype(pointee)
     if dtype is None:
-        d.problems.append(Problem(p.name, f"'{p.name}' points to `{pointee}`: only float, double and 32/64-bit "
-                                          "integers are generated"))
+        d.problems.append(Problem(p.name, f"'{p.name}' points to `{pointee}`: only buffers of float, double, half "
+                                          "and 8- to 64-bit integers are generated"))
         dtype = "f32"
     if p.const_pointee or fn.body is None:
         direction = "in" if p.const_pointee else "inout"
@@ -811,7 +876,7 @@ def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) ->
         else:
             seen[id(b.ref)] = p.name
             size = _allocation(model, b.ref)
-            elem = {"f32": 4, "f64": 8, "i32": 4, "u32": 4, "i64": 8, "u64": 8}[dtype]
+            elem = _BYTES[dtype]
             if size is None:
                 d.problems.append(Problem(p.name, f"no cudaMalloc of `{b.spelling}` in this file: the size of "
                                                   f"'{p.name}' is not known"))
@@ -834,9 +899,9 @@ def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) ->
 
 def _scalar(sym: _Sym, d: Derived, p, arg) -> PDesc:
     dtype = _dtype(_canon(p, sym))
-    if dtype is None:
+    if dtype not in ("f32", "f64", "i32", "u32", "i64", "u64"):
         d.problems.append(Problem(p.name, f"'{p.name}' is a `{p.type}`: only float, double and 32/64-bit "
-                                          "integers are generated"))
+                                          "integer scalars are generated"))
         return PDesc(p.name, "i32", default="0")
     if sym.site is None:
         if dtype[0] == "f":

@@ -20,6 +20,7 @@ DTYPES = {
     "f32": np.float32, "f64": np.float64, "i32": np.int32,
     "u32": np.uint32, "i64": np.int64, "u64": np.uint64,
     "f16": np.float16, "u8": np.uint8, "u16": np.uint16,      # half and fp8 kernels (halfprec)
+    "i8": np.int8, "i16": np.int16,                           # char / short buffers (ldpc's counts)
 }
 
 
@@ -244,7 +245,7 @@ def _parse(text: str, start: str, what: str):
 
 def _pretty(terminal: str) -> str:
     names = {"COMMA": "','", "COLON": "':'", "EQUAL": "'='", "LSQB": "'['", "RSQB": "']'", "LPAR": "'('",
-             "RPAR": "')'", "NAME": "a name", "NUMBER": "a number", "DTYPE": "a dtype (f32 f64 f16 i32 u32 i64 u64 u16 u8)",
+             "RPAR": "')'", "NAME": "a name", "NUMBER": "a number", "DTYPE": "a dtype (f32 f64 f16 i32 u32 i64 u64 i16 u16 i8 u8)",
              "DIRECTION": "in/out/inout", "PLUS": "'+'", "MINUS": "'-'", "STAR": "'*'", "SLASH": "'/'"}
     return names.get(terminal, terminal)
 
