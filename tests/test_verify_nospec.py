@@ -525,3 +525,89 @@ def test_half_and_char_buffers_ceil_grids_dim3_members_and_device_properties(tmp
     assert (k.grid, k.sizes["multiProcessorCount"], k.problems) == ("4 * multiProcessorCount", 16, [])
     assert "multiProcessorCount is the device's `prop.multiProcessorCount`: 16 assumed " \
            "(--sizes multiProcessorCount=N)" in k.notes
+
+
+STRUCTS = """#include <cuda_runtime.h>
+struct Float3 { float x, y, z; };
+struct KV { unsigned int key, value; };
+struct Mixed { double a; int b; };
+__global__ void flux(const Float3 *v, float *out, KV *kv, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) { out[i] = v[i].x + 2.0f * v[i].y - v[i].z; kv[i].value = kv[i].key + 1u; }
+}
+__global__ void mixed(Mixed *m, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) m[i].a = m[i].b;
+}
+int main() {
+  const int n = 2048;
+  Float3 *v; float *out; KV *kv; Mixed *m;
+  cudaMalloc(&v, n * sizeof(Float3));
+  cudaMalloc(&out, n * sizeof(float));
+  cudaMalloc(&kv, sizeof(KV) * n);
+  cudaMalloc(&m, n * sizeof(Mixed));
+  flux<<<n / 128, 128>>>(v, out, kv, n);
+  mixed<<<n / 128, 128>>>(m, n);
+  return 0;
+}
+"""
+
+
+def test_buffers_of_structs_of_one_scalar_type_are_flat_buffers(tmp_path):
+    # cfd's Float3, linearprobing's KeyValue, sph's doubles and double3s (was "points to `Float3`: only float,
+    # double and 32/64-bit integers are generated"); a struct of mixed types (padding) is still refused
+    ks = derive_text(tmp_path, STRUCTS)
+    f = ks["flux"]
+    assert (f.signature, f.problems) == ("v: f32[n * 3] in, out: f32[n] out, kv: u32[n * 2] inout, n: i32", [])
+    assert "'v' points to `const Float3`: 3 x f32 each, generated as a flat f32 buffer" in f.notes
+    assert [p.what for p in ks["mixed"].problems] == ["m"]
+    assert "structs of one of them" in ks["mixed"].problems[0].message
+
+
+@needs_cpu_targets
+def test_a_struct_buffer_kernel_verifies_without_a_spec(tmp_path):
+    (tmp_path / "s.cu").write_text(STRUCTS)
+    r = cuport(str(tmp_path / "s.cu"), "--kernels", "flux", "--targets", "vulkan,opencl")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("flux") >= 4 and " FAIL" not in r.stdout
+
+
+def test_a_kernel_file_included_by_the_launching_file_is_read_in_that_files_context(tmp_path):
+    # ss: main.cu defines `typedef unsigned char uchar;` then includes kernels.cu, which uses uchar without
+    # declaring it. Alone, kernels.cu reads `const uchar *` as `const int *` (clang's recovery): the buffer
+    # was i32[n // 4] and the translation of kernels.cu alone fails (CP000). Read through main.cu it is u8[n],
+    # and the case names main.cu, whose translation holds the kernel
+    _included_program(tmp_path)
+    d = {x.kernel: x for x in derive_file(str(tmp_path / "kernels.cu"))}["count"]
+    assert (d.signature, d.grid, d.block, d.problems) == \
+        ("text: u8[n] in, hits: u32[1] inout, n: i32", "n // 256", "256", [])
+    assert d.path == str(tmp_path / "main.cu") and d.line == 2
+    assert d.notes[0] == "kernels.cu is included by main.cu: verified through main.cu"
+
+
+@needs_cpu_targets
+def test_a_kernel_file_included_by_the_launching_file_verifies_through_it(tmp_path):
+    _included_program(tmp_path)
+    r = cuport(str(tmp_path / "kernels.cu"), "--targets", "vulkan,opencl")
+    assert r.returncode == 0 and r.stdout.count("count ") == 4 and " FAIL" not in r.stdout, r.stdout + r.stderr
+
+
+def _included_program(tmp_path):
+    (tmp_path / "kernels.cu").write_text("""
+__global__ void count(const uchar *text, unsigned int *hits, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n && text[i] == 'a') atomicAdd(hits, 1u);
+}
+""")
+    (tmp_path / "main.cu").write_text("""#include <cuda_runtime.h>
+typedef unsigned char uchar;
+#include "kernels.cu"
+int main() {
+  const int n = 1 << 14;
+  uchar *d_text; unsigned int *d_hits;
+  cudaMalloc(&d_text, n);
+  cudaMalloc(&d_hits, sizeof(unsigned int));
+  count<<<n / 256, 256>>>(d_text, d_hits, n);
+  return 0;
+}
+""")

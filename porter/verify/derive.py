@@ -461,6 +461,43 @@ def _sizeof(sym: _Sym, node):
     return _SIZES.get(" ".join(re.sub(r"\b(const|volatile)\b", " ", t).split()))
 
 
+_LEAVES = {"FLOAT": "f32", "DOUBLE": "f64", "INT": "i32", "UINT": "u32", "LONG": "i64", "ULONG": "u64",
+           "LONGLONG": "i64", "ULONGLONG": "u64", "SHORT": "i16", "USHORT": "u16", "CHAR_S": "i8", "SCHAR": "i8",
+           "UCHAR": "u8", "CHAR_U": "u8"}
+
+
+def _flat_pointee(p):
+    """(dtype, scalars per element) of a pointer parameter to a struct made of one scalar type only and laid out
+    without padding (cfd's Float3, linearprobing's KeyValue, sph's doubles and double3s); None otherwise."""
+    try:
+        t = p.node._cursor.type.get_canonical()
+        return _flat_record(t.get_pointee() if t.kind.name == "POINTER" else t.element_type)
+    except Exception:                   # no clang type behind the node (a shallow tree): not flattened
+        return None
+
+
+def _flat_record(t, depth: int = 0):
+    t = t.get_canonical()
+    k = t.kind.name
+    if k in _LEAVES:
+        return _LEAVES[k], 1
+    if k == "CONSTANTARRAY" and depth < 6:
+        inner = _flat_record(t.element_type, depth + 1)
+        return (inner[0], inner[1] * t.element_count) if inner else None
+    if k != "RECORD" or depth >= 6:
+        return None
+    leaves = []
+    for f in t.get_fields():
+        r = _flat_record(f.type, depth + 1)
+        if r is None:
+            return None
+        leaves.append(r)
+    if not leaves or len({dt for dt, _ in leaves}) != 1:
+        return None
+    dt, n = leaves[0][0], sum(c for _, c in leaves)
+    return (dt, n) if n * _BYTES[dt] == t.get_size() else None      # padding or an alignment attribute: no
+
+
 def _subst(ctype: str, env: dict) -> str:
     """A type spelled with template parameters, with the instance's types in (`const T *` -> `const float *`)."""
     return re.sub(r"\b\w+\b", lambda m: str(env[m.group(0)]) if isinstance(env.get(m.group(0)), str)
@@ -494,8 +531,9 @@ def _allocation(model, decl):
     return None
 
 
-def _elements(sym: _Sym, size_node, elem: int) -> str:
-    """Element count from a byte count: `n * sizeof(float)` -> n, anything else -> (bytes) // elem."""
+def _elements(sym: _Sym, size_node, elem: int, unit: tuple | None = None) -> str:
+    """Element count from a byte count: `n * sizeof(float)` -> n, anything else -> (bytes) // elem. `unit`:
+    (bytes, scalars) of a struct element counted in scalars (`n * sizeof(Float3)` -> n * 3)."""
     from porter.analysis.launch import fold_int
     n = _bare(size_node)
     const = fold_int(sym.model, n, sym.env) if not _has_var_refs(n) else None
@@ -511,8 +549,8 @@ def _elements(sym: _Sym, size_node, elem: int) -> str:
     if n.kind == "BINARY_OPERATOR" and n.op == "*" and len(n.children) == 2:
         factors = _factors(n)           # `sizeof(T) * 2 * n` is (sizeof(T) * 2) * n
         for i, f in enumerate(factors):
-            if f.kind == "CXX_UNARY_EXPR" and _sizeof(sym, f) == elem:
-                rest = [sym.expr(x) for x in factors[:i] + factors[i + 1:]]
+            if f.kind == "CXX_UNARY_EXPR" and _sizeof(sym, f) == (unit[0] if unit else elem):
+                rest = [sym.expr(x) for x in factors[:i] + factors[i + 1:]] + ([str(unit[1])] if unit else [])
                 return " * ".join(rest) if len(rest) > 1 else rest[0]
     if elem == 1:
         return sym.expr(size_node)
@@ -851,9 +889,17 @@ def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) ->
     if "type-parameter" in (pointee or "") and sym.types:       # `const T *` of the instance: `const float`
         pointee = _subst(re.sub(r"\*\s*(__restrict__|__restrict|restrict|const)?\s*$", "", p.type), sym.types)
     dtype = _dtype(pointee)
+    unit = None                         # (bytes, scalars) of a struct element read as a flat buffer
     if dtype is None:
-        d.problems.append(Problem(p.name, f"'{p.name}' points to `{pointee}`: only buffers of float, double, half "
-                                          "and 8- to 64-bit integers are generated"))
+        flat = _flat_pointee(p)
+        if flat is not None:            # Float3, KeyValue: a buffer of structs of one scalar type, no padding
+            dtype, count = flat
+            unit = (count * _BYTES[dtype], count)
+            d.notes.append(f"'{p.name}' points to `{pointee}`: {count} x {dtype} each, generated as a flat "
+                           f"{dtype} buffer")
+    if dtype is None:
+        d.problems.append(Problem(p.name, f"'{p.name}' points to `{pointee}`: only buffers of float, double, half, "
+                                          "8- to 64-bit integers and structs of one of them are generated"))
         dtype = "f32"
     if p.const_pointee or fn.body is None:
         direction = "in" if p.const_pointee else "inout"
@@ -882,7 +928,7 @@ def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) ->
                                                   f"'{p.name}' is not known"))
             else:
                 try:
-                    shape = _elements(sym, size, elem)
+                    shape = _elements(sym, size, elem, unit)
                 except Underivable as e:
                     d.problems.append(Problem(p.name, f"size of '{p.name}': {e}"))
     if shape is None:
@@ -970,7 +1016,18 @@ def derive_file(path: str) -> list[Derived]:
             host = None
             if not fn.is_template and not any(site_kernel(s) == fn.name for s in model.launches):
                 host = hosts.launching(fn.name)
-            out += [derive_kernel(model, fn, host=host)] if host is not None else derive_kernels(model, fn)
+            if host is None:
+                out += derive_kernels(model, fn)
+                continue
+            unit = hosts.unit(host, path, fn.name)
+            if unit is not None:            # ss's main.cu includes kernels.cu after the typedefs it needs: the
+                d = derive_kernel(*unit)    # kernel is read, and translated, in that file's context
+                d.path, d.line = host.path, _line(model, fn.node)
+                d.notes.insert(0, f"{Path(path).name} is included by {Path(host.path).name}: verified "
+                                  f"through {Path(host.path).name}")
+            else:
+                d = derive_kernel(model, fn, host=host)
+            out.append(d)
         return out
     finally:
         model.release()
@@ -1007,6 +1064,27 @@ class _Hosts:
         if model is None or not any(site_kernel(s) == name and s.block is not None for s in model.launches):
             return None
         return model
+
+    def unit(self, host, path: str, name: str):
+        """(model, kernel) of `name` in the host file with the project files it includes inlined (the
+        translators' view: units.py), when the host includes `path`; None otherwise."""
+        pat = r'^\s*#\s*include\s*"(?:[^"]*/)?' + re.escape(Path(path).name) + '"'
+        if re.search(pat, host.source.text, re.M) is None:
+            return None
+        key = ("unit", host.path)
+        if key not in self.models:
+            from porter.frontend.build import build_model
+            from porter.frontend.parse import ParseOptions
+            from porter.source import read_source
+            from porter.translate.kernel.units import inline_headers
+            try:
+                src, _map = inline_headers(read_source(host.path))
+                self.models[key] = build_model(src, ParseOptions(full_model=True))
+            except Exception:            # the unit does not parse: the kernel is read from its own file
+                self.models[key] = None
+        m = self.models[key]
+        fn = next((f for f in m.kernels if f.name == name and f.body is not None), None) if m else None
+        return (m, fn) if fn is not None else None
 
     def _model(self, f: Path):
         if f not in self.models:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import struct
 import subprocess
 import tempfile
@@ -395,6 +396,9 @@ def _check_launch(ctx: _Context, grid, block) -> None:
                    "this size cannot run here")
 
 
+_SCALAR_TYPE = re.compile(r"^(?:u?int(?:8|16|32|64)?(?:_t)?|uint|float|double|half|bool|float(?:16|32|64)_t)$")
+
+
 def _push_bytes(manifest: dict, arrays: dict) -> bytes:
     size = int(manifest.get("push_constant_size") or 0)
     out = bytearray(size)
@@ -431,8 +435,11 @@ class VkSession(Session):
         for name, b in by_name.items():
             if name not in arrays or not isinstance(arrays[name], np.ndarray):
                 raise CompileError(f"manifest buffer '{name}' is not an array parameter of the kernel")
-            # a buffer of vectors (float4 *, float3 *) is given as its components (f32[4 * n])
-            components = str(b.get("type", ""))[-1:].isdigit() and b.get("elem_size", 0) % arrays[name].itemsize == 0
+            # a buffer of vectors (float4 *, float3 *) is given as its components (f32[4 * n]), a buffer of structs
+            # of one scalar type (Float3, KeyValue) as its scalars
+            t = str(b.get("type", ""))
+            components = (t[-1:].isdigit() or not _SCALAR_TYPE.match(t)) and \
+                b.get("elem_size", 0) % arrays[name].itemsize == 0 and arrays[name].nbytes % b["elem_size"] == 0
             if b.get("elem_size") and b["elem_size"] != arrays[name].itemsize and not components:
                 raise CompileError(f"buffer '{name}': manifest element size {b['elem_size']} but the signature "
                                    f"says {arrays[name].dtype} ({arrays[name].itemsize} bytes)")
