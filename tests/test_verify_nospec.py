@@ -205,7 +205,7 @@ int main(int argc, char **argv) {
 
 def test_written_pointers_templates_types_and_no_launch_site(tmp_path):
     ks = derive_text(tmp_path, """
-struct P { float x, y; };
+struct P { float x; double y; };
 __global__ void one(float* out, float* acc, float* src, int n) { int i = threadIdx.x;
     if (i < n) { out[i] = src[i]; acc[i] += 1.0f; } }
 __global__ void two(float* x, int n, int m) { x[threadIdx.x] = 0; }
