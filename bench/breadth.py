@@ -195,7 +195,9 @@ def cap_sizes(case: dict, cap: int = VERIFY_CAP) -> tuple[dict, str | None]:
         n = largest(sizes)
     except Exception as e:              # the derived sizes themselves cannot be evaluated
         return sizes, f"sizes {sizes}: {type(e).__name__}: {e}"
-    even = {k: max(1, min(v & -v, 256)) for k, v in sizes.items()}    # the power of two each size is a multiple of
+    # the power of two each size is a multiple of (up to 256) stays; a size that is a power of two itself may go
+    # down to 32 (fpc's block `wgs` = 256 sizes its buffers as wgs^3 / 4)
+    even = {k: (32 if v > 32 and v & (v - 1) == 0 else max(1, min(v & -v, 256))) for k, v in sizes.items()}
     while n > cap:
         names = sorted((k for k, v in sizes.items() if v > even[k]), key=lambda k: sizes[k], reverse=True)
         top = [k for k in names if sizes[k] == sizes[names[0]]] if names else []

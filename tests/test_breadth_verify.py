@@ -52,6 +52,11 @@ def test_cap_sizes_halves_the_largest_size_until_buffers_and_launch_fit():
     # mt: nPerRng = 5860 stays a multiple of 4, so 4096 * nPerRng cannot get under 4096: said, not forced odd
     sizes, why = b.cap_sizes(_case("cdiv(m, 128)", "128", "r: f32[4096 * m] inout, m: i32", {"m": 5860}), cap=1 << 12)
     assert sizes == {"m": 4} and "cannot bring" in why
+    # fpc: the block `wgs` (256 assumed: read from argv) sizes the buffer as wgs^3 / 4; a power of two may halve
+    # down to 32 (it was kept at 256, "cannot bring the buffers under the cap")
+    sizes, why = b.cap_sizes(_case("((wgs * wgs) * wgs // 4) // wgs", "wgs", "v: u64[((wgs * wgs) * wgs) // 4] in",
+                                   {"wgs": 256}))
+    assert (sizes, why) == ({"wgs": 128}, None)
     # nothing left to shrink: said, not hidden
     sizes, why = b.cap_sizes(_case("1", "1", "r: f32[4194304] inout", {}), cap=1 << 16)
     assert why is not None and "cannot bring" in why
