@@ -611,3 +611,51 @@ int main() {
   return 0;
 }
 """)
+
+
+BOOLS = """#include <cuda_runtime.h>
+__global__ void k(float *x, int n, bool neg, const bool twice) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = (neg ? -x[i] : x[i]) * (twice ? 2.0f : 1.0f);
+}
+int main(int argc, char **argv) {
+  const int n = 4096;
+  float *d;
+  cudaMalloc(&d, n * sizeof(float));
+  const bool t = false;
+  k<<<n / 256, 256>>>(d, n, true, t);
+  return 0;
+}
+"""
+
+
+def test_bool_scalars_derive_from_the_launch(tmp_path):
+    # kalman's `intercept`, adjacent's `subtract_left`, tridiagonal's `reorder` (was "'intercept' is a `bool`:
+    # only float, double and 32/64-bit integer scalars are generated"); a value not constant: true, with a note
+    d = derive_text(tmp_path, BOOLS)["k"]
+    assert (d.signature, d.problems) == ("x: f32[n] inout, n: i32, neg: bool = 1, twice: bool = 0", [])
+    d = derive_text(tmp_path, BOOLS.replace("(d, n, true, t)", "(d, n, argc > 3, t)"))["k"]
+    assert d.signature.endswith("neg: bool = 1, twice: bool = 0")
+    assert "'neg' = `argc > 3` is not a constant: true assumed" in d.notes
+
+
+@needs_cpu_targets
+@pytest.mark.parametrize("neg, twice", [(1, 0), (0, 1)])
+def test_bool_scalars_reach_the_translations_against_numpy(tmp_path, monkeypatch, neg, twice):
+    # the translations take a bool as a uint (OpenCL kernels take no bool): the OpenCL host passes np.bool_
+    # as uint32, Vulkan packs it into the push constant; checked against a NumPy reference, not each other
+    (tmp_path / "b.cu").write_text(BOOLS)
+    (tmp_path / "verify_spec.py").write_text(f'''
+from porter.verify.spec import Case, Tol
+def ref(x, n, neg, twice):
+    return {{"x": (-x if neg else x) * (2.0 if twice else 1.0)}}
+KERNELS = [Case(source="b.cu", kernel="k", signature="x: f32[n] inout, n: i32, neg: bool = {neg}, "
+                "twice: bool = {twice}", grid="n // 256", block="256", reference=ref, sizes=[{{"n": 4096}}],
+                tol=Tol(0, 0))]
+''')
+    from porter.verify.runner import Runner
+    from porter.verify.spec import load_spec
+    monkeypatch.setenv("VK_ICD_FILENAMES", LAVAPIPE_ICD)
+    results = Runner(["vulkan", "opencl"], subgroups=[4, 8], jobs=1).run(load_spec(tmp_path / "verify_spec.py"))
+    assert [(r.target, r.status) for r in results] == \
+        [("vulkan", "pass"), ("vulkan", "pass"), ("opencl", "pass")], [r.message for r in results]

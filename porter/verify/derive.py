@@ -944,7 +944,9 @@ def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) ->
 
 
 def _scalar(sym: _Sym, d: Derived, p, arg) -> PDesc:
-    dtype = _dtype(_canon(p, sym))
+    dtype = "bool" if re.sub(r"\bconst\b", "", _canon(p, sym)).strip() == "bool" else _dtype(_canon(p, sym))
+    if dtype == "bool":                 # kalman's `intercept`, adjacent's `subtract_left`: the launch's value
+        return _bool_scalar(sym, d, p, arg)
     if dtype not in ("f32", "f64", "i32", "u32", "i64", "u64"):
         d.problems.append(Problem(p.name, f"'{p.name}' is a `{p.type}`: only float, double and 32/64-bit "
                                           "integer scalars are generated"))
@@ -972,6 +974,22 @@ def _scalar(sym: _Sym, d: Derived, p, arg) -> PDesc:
     except Underivable as e:
         d.problems.append(Problem(p.name, f"'{p.name}': {e}"))
         return PDesc(p.name, dtype, default="1")
+
+
+def _bool_scalar(sym: _Sym, d: Derived, p, arg) -> PDesc:
+    """A bool parameter: the launch's constant (`true`, a const bool, an integer), else 1 with a note."""
+    b = _through_wrappers(sym, _bare(arg)) if arg is not None else None
+    if b is not None and b.kind == "DECL_REF_EXPR" and b.ref is not None and b.ref.kind == "VAR_DECL":
+        init = sym.an.definition(b.ref)
+        b = _bare(init) if init is not None else b
+    v = b.value if b is not None and b.kind.endswith(("_EXPR", "_LITERAL", "OPERATOR")) else None
+    if b is not None and b.kind == "CXX_BOOL_LITERAL_EXPR" and v is None:
+        v = b.text.strip() == "true"
+    if isinstance(v, (bool, int)):
+        return PDesc(p.name, "bool", default=str(int(bool(v))))
+    if arg is not None:
+        d.notes.append(f"'{p.name}' = `{' '.join(arg.text.split())}` is not a constant: true assumed")
+    return PDesc(p.name, "bool", default="1")
 
 
 _CDIV = re.compile(r"\(\(\((\w+) \+ (\w+)\) - 1\) // (\w+)\)|\((\w+) \+ (\d+)\) // (\d+)")

@@ -21,6 +21,7 @@ DTYPES = {
     "u32": np.uint32, "i64": np.int64, "u64": np.uint64,
     "f16": np.float16, "u8": np.uint8, "u16": np.uint16,      # half and fp8 kernels (halfprec)
     "i8": np.int8, "i16": np.int16,                           # char / short buffers (ldpc's counts)
+    "bool": np.bool_,                                         # bool scalars (the translations pass a uint)
 }
 
 
@@ -245,7 +246,7 @@ def _parse(text: str, start: str, what: str):
 
 def _pretty(terminal: str) -> str:
     names = {"COMMA": "','", "COLON": "':'", "EQUAL": "'='", "LSQB": "'['", "RSQB": "']'", "LPAR": "'('",
-             "RPAR": "')'", "NAME": "a name", "NUMBER": "a number", "DTYPE": "a dtype (f32 f64 f16 i32 u32 i64 u64 i16 u16 i8 u8)",
+             "RPAR": "')'", "NAME": "a name", "NUMBER": "a number", "DTYPE": "a dtype (f32 f64 f16 i32 u32 i64 u64 i16 u16 i8 u8 bool)",
              "DIRECTION": "in/out/inout", "PLUS": "'+'", "MINUS": "'-'", "STAR": "'*'", "SLASH": "'/'"}
     return names.get(terminal, terminal)
 

@@ -110,6 +110,8 @@ class ClSession(Session):
                 host = value if value.nbytes else np.zeros(1, value.dtype)
                 self.buffers[name] = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=host)
                 args.append(self.buffers[name])
+            elif isinstance(value, np.bool_):
+                args.append(np.uint32(value))     # OpenCL kernels take no bool: the translation's `uint NAME_arg`
             else:
                 args.append(value)
         # dynamic shared memory: a __local argument at the index the manifest gives, of the launch's bytes
