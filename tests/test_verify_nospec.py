@@ -419,6 +419,11 @@ def test_a_template_instance_verifies_without_a_spec(tmp_path):
     r = cuport(str(tmp_path / "t.cu"), "--kernels", "bump<int>", "--targets", "vulkan,opencl", "--sizes", "n=1000")
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.count("bump<int>") >= 4 and " FAIL" not in r.stdout
+    # the one instance of `scale`: the translators key it by its bare name (bsearch's kernel_BS<float> was
+    # "translator produced no Vulkan GLSL shader for 'kernel_BS<float>'")
+    r = cuport(str(tmp_path / "t.cu"), "--kernels", "scale<float, 64>", "--targets", "vulkan,opencl")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("scale<float, 64>") >= 4 and " FAIL" not in r.stdout
 
 
 KERNEL_FILE = """#include <cuda_runtime.h>
@@ -659,3 +664,30 @@ KERNELS = [Case(source="b.cu", kernel="k", signature="x: f32[n] inout, n: i32, n
     results = Runner(["vulkan", "opencl"], subgroups=[4, 8], jobs=1).run(load_spec(tmp_path / "verify_spec.py"))
     assert [(r.target, r.status) for r in results] == \
         [("vulkan", "pass"), ("vulkan", "pass"), ("opencl", "pass")], [r.message for r in results]
+
+
+def test_a_buffer_the_host_zeroes_before_the_launch_starts_as_zeros(tmp_path):
+    # filter's `nres` counter: `cudaMemset(d_nres, 0, sizeof(int))` then the launch; random inputs (-100..100)
+    # sent its atomicAdd positions below 0 (Oclgrind: invalid writes). A reset after the launch is not the input
+    text = """#include <cuda_runtime.h>
+__global__ void k(const int *src, int *dst, int *nres, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n && src[i] > 0) dst[atomicAdd(nres, 1)] = src[i];
+}
+int main() {
+  const int n = 4096;
+  int *s, *d, *c;
+  cudaMalloc(&s, n * sizeof(int)); cudaMalloc(&d, n * sizeof(int)); cudaMalloc(&c, sizeof(int));
+  @BEFORE@
+  k<<<n / 256, 256>>>(s, d, c, n);
+  @AFTER@
+  return 0;
+}
+"""
+    memset = "cudaMemset(c, 0, sizeof(int));"
+    d = derive_text(tmp_path, text.replace("@BEFORE@", memset).replace("@AFTER@", ""))["k"]
+    inits = {p.name: p.init for p in d.params}
+    assert inits["nres"] == ("full", (0,)) and inits["src"] == ("uniform", (-100, 100))
+    assert "'nres' is set to 0 by `cudaMemset(c, 0, sizeof(int))` before the launch: its input is zeros" in d.notes
+    d = derive_text(tmp_path, text.replace("@BEFORE@", "").replace("@AFTER@", memset))["k"]
+    assert {p.name: p.init for p in d.params}["nres"] == ("uniform", (-100, 100))

@@ -531,6 +531,26 @@ def _allocation(model, decl):
     return None
 
 
+_MEMSET = ("cudaMemset", "cudaMemsetAsync", "hipMemset", "hipMemsetAsync")
+
+
+def _zeroed(model, decl, site) -> str | None:
+    """The text of a `cudaMemset(p, 0, bytes)` of the host pointer `decl` written before the launch (or in
+    another function: main zeroing a buffer a wrapper then launches on), else None."""
+    from porter.analysis.launch import fold_int
+    for call in model.of_kind("CALL_EXPR"):
+        if call.spelling not in _MEMSET or len(call.args()) < 3:
+            continue
+        a = _bare(call.args()[0])
+        if a.kind != "DECL_REF_EXPR" or a.ref is not decl or fold_int(model, call.args()[1]) != 0:
+            continue
+        if site is not None and model.function_of(call) is model.function_of(site.node) and \
+                call.start > site.node.start:
+            continue                    # reset after the launch (for the next repetition): not the input
+        return " ".join(call.text.split())
+    return None
+
+
 def _elements(sym: _Sym, size_node, elem: int, unit: tuple | None = None) -> str:
     """Element count from a byte count: `n * sizeof(float)` -> n, anything else -> (bytes) // elem. `unit`:
     (bytes, scalars) of a struct element counted in scalars (`n * sizeof(Float3)` -> n * 3)."""
@@ -906,7 +926,7 @@ def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) ->
     else:
         written, read = _pointer_use(fn, p.node)
         direction = "inout" if written and read else "out" if written else "in"
-    shape = None
+    shape, zeroed = None, None
     first = next((q for q in fn.params if _is_int(q)), None)
     if sym.site is None:
         shape = first.name if first is not None else None
@@ -921,6 +941,7 @@ def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) ->
                                               f"`{b.spelling}` (aliasing): the translations may not keep it"))
         else:
             seen[id(b.ref)] = p.name
+            zeroed = _zeroed(model, b.ref, sym.site)
             size = _allocation(model, b.ref)
             elem = _BYTES[dtype]
             if size is None:
@@ -936,7 +957,10 @@ def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) ->
         if not any(pr.what == p.name for pr in d.problems):
             d.problems.append(Problem(p.name, f"the size of '{p.name}' is not known"))
     init = None
-    if direction != "out":
+    if direction != "out" and zeroed:   # filter's `nres` counter, set to 0 before the launch: not random
+        init = ("full", (0,))
+        d.notes.append(f"'{p.name}' is set to 0 by `{zeroed}` before the launch: its input is zeros")
+    elif direction != "out":
         kind = "special" if elementwise and dtype in ("f32", "f64") else "uniform"
         init = (kind, (0.02,)) if kind == "special" else (kind, ((-1.0, 1.0) if dtype[0] == "f" else
                                                                  (0, 100) if dtype[0] == "u" else (-100, 100)))

@@ -64,15 +64,29 @@ def translation(case, target: str) -> tuple[str, dict | None]:
     if "defines" in opts:
         case.defines_applied = True
     failed = getattr(res, "failed_kernels", {}) or {}
-    if case.kernel in failed:
-        raise CompileError(f"translator could not emit '{case.kernel}' for {lang}: {failed[case.kernel]}")
-    manifest = (res.manifests or {}).get(case.kernel)
+    key = _output_key(res, case.kernel)
+    if key in failed:
+        raise CompileError(f"translator could not emit '{case.kernel}' for {lang}: {failed[key]}")
+    manifest = (res.manifests or {}).get(key)
     if api.TARGETS[lang].per_kernel:
-        text = (res.shaders or {}).get(case.kernel)
+        text = (res.shaders or {}).get(key)
         if text is None:
             raise CompileError(f"translator produced no {api.TARGETS[lang].title} shader for '{case.kernel}'")
         return text, manifest
     return res.text, manifest
+
+
+def _output_key(res, kernel: str) -> str:
+    """The translator's key of `kernel`: a template kernel launched with one instance only is keyed by its bare
+    name (`kernel_BS`, manifest template_args {T: float}), a case names the instance (`kernel_BS<float>`)."""
+    manifests = res.manifests or {}
+    if kernel in manifests or kernel in (getattr(res, "failed_kernels", {}) or {}) or "<" not in kernel:
+        return kernel
+    base = kernel.split("<")[0]
+    args = (manifests.get(base) or {}).get("template_args")
+    if args and f"{base}<{', '.join(str(v) for k, v in args.items() if k)}>" == kernel:
+        return base
+    return kernel
 
 
 def run_case(case, backend, target, variant, text, manifest, sizes, repeat, dump: str | None = None) -> dict:
