@@ -691,3 +691,30 @@ int main() {
     assert "'nres' is set to 0 by `cudaMemset(c, 0, sizeof(int))` before the launch: its input is zeros" in d.notes
     d = derive_text(tmp_path, text.replace("@BEFORE@", "").replace("@AFTER@", memset))["k"]
     assert {p.name: p.init for p in d.params}["nres"] == ("uniform", (-100, 100))
+
+
+def test_kernels_in_the_project_headers_a_file_includes_derive_with_it(tmp_path):
+    # 26 valid kernels of the HeCBench samples live in kernel.h / *.cuh (pnpoly, laplace3d, f8cast): they were
+    # never derived (the model of main.cu holds its own file only). Read as the translators read it, headers
+    # inlined: the kernel's line is its header's, `line N` in notes is main.cu's own line
+    (tmp_path / "kernel.h").write_text("""
+// a header
+__global__ void scale(float *x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] *= 2.0f;
+}
+""")
+    d = derive_text(tmp_path, """#include <cuda_runtime.h>
+#include <cstdlib>
+#include "kernel.h"
+int main(int argc, char **argv) {
+  const int n = atoi(argv[1]);
+  float *x;
+  cudaMalloc(&x, n * sizeof(float));
+  scale<<<(n + 255) / 256, 256>>>(x, n);
+  return 0;
+}
+""", name="main.cu")["scale"]
+    assert (d.signature, d.grid, d.problems) == ("x: f32[n] inout, n: i32", "cdiv(n, 256)", [])
+    assert (d.defined_in, d.line, d.path) == (str(tmp_path / "kernel.h"), 3, str(tmp_path / "main.cu"))
+    assert "n is decided at run time (line 5): 1000 assumed (--sizes n=N)" in d.notes

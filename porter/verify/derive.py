@@ -67,6 +67,7 @@ class Derived:
     sizes: dict = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    defined_in: str | None = None   # the header defining a kernel derived with the file that includes it
 
     @property
     def signature(self) -> str:
@@ -215,8 +216,9 @@ class _Sym:
                 op = "//"
             return f"({a} {op} {b})"
         v = n.value if k.endswith(("_EXPR", "_LITERAL", "OPERATOR")) else None
-        if isinstance(v, float) and v.is_integer() and k == "CALL_EXPR":
-            return str(int(v))          # `std::ceil(61440 / 16.0)` folded by clang
+        if isinstance(v, float) and v.is_integer() and (k == "CALL_EXPR" or re.search(
+                r"int|long|short|char|unsigned|size_t", n.type or "") and not re.search(r"float|double", n.type or "")):
+            return str(int(v))          # `std::ceil(61440 / 16.0)` folded by clang, pnpoly's `const int n = 2e7`
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             return repr(v)
         if k == "CONDITIONAL_OPERATOR":
@@ -293,6 +295,10 @@ class _Sym:
         init = self.an.definition(decl) if decl.kind == "VAR_DECL" else self.caller_arg(decl)
         if init is not None:
             const = fold_int(self.model, init, self.env)
+            v = _bare(init).value
+            if const is None and isinstance(v, float) and v.is_integer() and \
+                    re.search(r"int|long|short|size_t", decl.type or ""):
+                const = int(v)          # pnpoly's `const int nPoints = 2e7;`
             if const is not None and id(decl) in self.inline:
                 return str(const)
             if const is not None and not _has_var_refs(init):
@@ -915,8 +921,9 @@ def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) ->
         if flat is not None:            # Float3, KeyValue: a buffer of structs of one scalar type, no padding
             dtype, count = flat
             unit = (count * _BYTES[dtype], count)
-            d.notes.append(f"'{p.name}' points to `{pointee}`: {count} x {dtype} each, generated as a flat "
-                           f"{dtype} buffer")
+            shown = pointee.replace("__cuport_shim::", "")
+            d.notes.append(f"'{p.name}' points to `{shown}`: {count} x {dtype} each, generated as a flat {dtype} "
+                           "buffer")
     if dtype is None:
         d.problems.append(Problem(p.name, f"'{p.name}' points to `{pointee}`: only buffers of float, double, half, "
                                           "8- to 64-bit integers and structs of one of them are generated"))
@@ -1044,11 +1051,8 @@ def _tidy(expr: str) -> str:
 
 def derive_file(path: str) -> list[Derived]:
     """A Derived for each kernel with a body in the file (parse errors are left to the translators)."""
-    from porter.frontend.build import build_model
-    from porter.frontend.parse import ParseOptions
-    from porter.source import read_source
     from porter.analysis.launch import site_kernel
-    model = build_model(read_source(path), ParseOptions(full_model=True))
+    model, lines = _unit_model(path)
     hosts = _Hosts(path)
     try:
         out = []
@@ -1059,21 +1063,54 @@ def derive_file(path: str) -> list[Derived]:
             if not fn.is_template and not any(site_kernel(s) == fn.name for s in model.launches):
                 host = hosts.launching(fn.name)
             if host is None:
-                out += derive_kernels(model, fn)
+                out += [_remapped(d, lines) for d in derive_kernels(model, fn)]
                 continue
             unit = hosts.unit(host, path, fn.name)
             if unit is not None:            # ss's main.cu includes kernels.cu after the typedefs it needs: the
-                d = derive_kernel(*unit)    # kernel is read, and translated, in that file's context
-                d.path, d.line = host.path, _line(model, fn.node)
+                umodel, ufn, ulines = unit  # kernel is read, and translated, in that file's context
+                d = _remapped(derive_kernel(umodel, ufn), ulines)
+                d.path, d.line, d.defined_in = host.path, _remapped_line(lines, _line(model, fn.node)), None
                 d.notes.insert(0, f"{Path(path).name} is included by {Path(host.path).name}: verified "
                                   f"through {Path(host.path).name}")
             else:
-                d = derive_kernel(model, fn, host=host)
+                d = _remapped(derive_kernel(model, fn, host=host), lines)
             out.append(d)
         return out
     finally:
         model.release()
         hosts.release()
+
+
+def _unit_model(path: str):
+    """(model, LineMap or None) of a file with the project headers it includes inlined, as the translators read
+    it (translate/kernel/units.py): kernels defined in `kernel.h` / `*.cuh` derive with the file that
+    includes them (26 valid kernels of the HeCBench samples live in headers)."""
+    from porter.frontend.build import build_model
+    from porter.frontend.parse import ParseOptions
+    from porter.source import read_source
+    from porter.translate.kernel.units import inline_headers
+    src, lines = inline_headers(read_source(path))
+    return build_model(src, ParseOptions(full_model=True)), lines
+
+
+def _remapped_line(lines, row: int) -> int:
+    return lines.where(row)[1] if lines is not None else row
+
+
+def _remapped(d: Derived, lines) -> Derived:
+    """Lines of the combined text (a file with its headers inlined) as lines of the file they came from: the
+    kernel's own line (with `defined_in` set for a kernel of a header), and `line N` in notes and problems."""
+    if lines is None:
+        return d
+    where, row = lines.where(d.line)
+    d.line = row
+    if where != lines.main:
+        d.defined_in = where
+    fix = re.compile(r"\bline (\d+)\b")
+    d.notes = [fix.sub(lambda m: lines._line_ref(m, None), n) for n in d.notes]
+    for p in d.problems:
+        p.message = fix.sub(lambda m: lines._line_ref(m, None), p.message)
+    return d
 
 
 _HOST_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx", ".h", ".hpp", ".cuh")
@@ -1086,6 +1123,7 @@ class _Hosts:
     def __init__(self, path: str):
         self.path = Path(path).resolve()
         self.models: dict = {}
+        self.lines: dict = {}
 
     def launching(self, name: str):
         """The model of the one sibling file with a launch of kernel `name`, or None (none, or several)."""
@@ -1108,25 +1146,20 @@ class _Hosts:
         return model
 
     def unit(self, host, path: str, name: str):
-        """(model, kernel) of `name` in the host file with the project files it includes inlined (the
+        """(model, kernel, LineMap) of `name` in the host file with the project files it includes inlined (the
         translators' view: units.py), when the host includes `path`; None otherwise."""
         pat = r'^\s*#\s*include\s*"(?:[^"]*/)?' + re.escape(Path(path).name) + '"'
         if re.search(pat, host.source.text, re.M) is None:
             return None
         key = ("unit", host.path)
         if key not in self.models:
-            from porter.frontend.build import build_model
-            from porter.frontend.parse import ParseOptions
-            from porter.source import read_source
-            from porter.translate.kernel.units import inline_headers
             try:
-                src, _map = inline_headers(read_source(host.path))
-                self.models[key] = build_model(src, ParseOptions(full_model=True))
+                self.models[key], self.lines[key] = _unit_model(host.path)
             except Exception:            # the unit does not parse: the kernel is read from its own file
                 self.models[key] = None
         m = self.models[key]
         fn = next((f for f in m.kernels if f.name == name and f.body is not None), None) if m else None
-        return (m, fn) if fn is not None else None
+        return (m, fn, self.lines.get(key)) if fn is not None else None
 
     def _model(self, f: Path):
         if f not in self.models:

@@ -51,7 +51,7 @@ def derived_cases(path: str, portability_fixes: bool, wanted: set | None = None)
     for d in _derive(path):
         if wanted and not selected(d.kernel, wanted):
             continue
-        where = f"{path}:{d.line}: {d.kernel}"
+        where = f"{d.defined_in or path}:{d.line}: {d.kernel}"
         if d.problems:
             refused = True
             _say(f"{where}: cannot derive a verify case: " + "; ".join(p.message for p in d.problems)

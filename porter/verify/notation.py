@@ -246,7 +246,8 @@ def _parse(text: str, start: str, what: str):
 
 def _pretty(terminal: str) -> str:
     names = {"COMMA": "','", "COLON": "':'", "EQUAL": "'='", "LSQB": "'['", "RSQB": "']'", "LPAR": "'('",
-             "RPAR": "')'", "NAME": "a name", "NUMBER": "a number", "DTYPE": "a dtype (f32 f64 f16 i32 u32 i64 u64 i16 u16 i8 u8 bool)",
+             "RPAR": "')'", "NAME": "a name", "NUMBER": "a number",
+             "DTYPE": "a dtype (f32 f64 f16 i32 u32 i64 u64 i16 u16 i8 u8 bool)",
              "DIRECTION": "in/out/inout", "PLUS": "'+'", "MINUS": "'-'", "STAR": "'*'", "SLASH": "'/'"}
     return names.get(terminal, terminal)
 
