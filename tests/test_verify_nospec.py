@@ -718,3 +718,31 @@ int main(int argc, char **argv) {
     assert (d.signature, d.grid, d.problems) == ("x: f32[n] inout, n: i32", "cdiv(n, 256)", [])
     assert (d.defined_in, d.line, d.path) == (str(tmp_path / "kernel.h"), 3, str(tmp_path / "main.cu"))
     assert "n is decided at run time (line 5): 1000 assumed (--sizes n=N)" in d.notes
+
+
+def test_dim3_members_assigned_after_the_declaration_struct_fields_and_container_sizes(tmp_path):
+    # clenergy: `dim3 volsize, Gsz, Bsz; Bsz.x = 8; Bsz.y = 8; Gsz.x = volsize.x / Bsz.x` (was "`Bsz` is changed
+    # after its declaration"); lut-gemm's `nqW.mSize` and quicksort's `blocks.size()`: run-time sizes of their own
+    base = """#include <cuda_runtime.h>
+#include <vector>
+struct P { int m; };
+__global__ void k(float *x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] = 1; }
+int main() {
+  float *x;
+  const int n = 1 << 16;
+  cudaMalloc(&x, n * sizeof(float));
+  @BODY@
+  return 0;
+}
+"""
+    d = derive_text(tmp_path, base.replace("@BODY@", "dim3 vol, g, b;\n  vol.x = 512; vol.y = 128;\n  b.x = 32; b.y = 4;"
+                                          "\n  g.x = vol.x / b.x; g.y = vol.y / b.y;\n  k<<<g, b>>>(x, n);"))["k"]
+    assert (d.grid, d.block, d.problems) == ("(512 // 32, 128 // 4)", "(32, 4)", [])
+    # assigned twice, or after the launch: not one value
+    d = derive_text(tmp_path, base.replace("@BODY@", "dim3 b; b.x = 32; b.x = 64;\n  k<<<n / 64, b>>>(x, n);"))["k"]
+    assert [p.what for p in d.problems] == ["block"]
+    d = derive_text(tmp_path, base.replace("@BODY@", "P p; p.m = n; std::vector<int> v(8);\n"
+                                                     "  k<<<p.m / 256 + v.size(), 256>>>(x, n);"))["k"]
+    assert (d.grid, d.problems) == ("(p_m // 256) + v_size", [])
+    assert d.sizes["p_m"] == 1000 and d.sizes["v_size"] == 1000
+    assert "p_m is `p.m`, decided at run time: 1000 assumed (--sizes p_m=N)" in d.notes

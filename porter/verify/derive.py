@@ -132,6 +132,15 @@ class _Sym:
         self.calls: dict[int, list] = {}     # id(host function) -> its calls (caller_arg)
         self.bound: dict[int, object] = {}   # id(PARM_DECL) -> argument, while a one-line function is inlined
         self.fallback = HEURISTIC_SIZE       # the value a run-time variable is given (HEURISTIC_BLOCK in a block)
+        self.visiting: set = set()           # dim3 variables whose member writes are being read
+
+    def size_name_key(self, key, name: str, value, why: str) -> str:
+        """A size name for something that is not a declaration (a struct field, a container's size)."""
+        while name in self.sizes or name in self.taken:
+            name += "_"
+        self.names[key], self.sizes[name] = name, value
+        self.notes.append(why.format(name=name))
+        return name
 
     def size_name(self, decl, value, why: str | None = None, name: str | None = None) -> str:
         """The size name of a host variable (or the kernel parameter `name` it is passed to)."""
@@ -194,6 +203,17 @@ class _Sym:
             text = self.member(n)
             if text is not None:
                 return text
+        if k == "CALL_EXPR" and not n.args() and n.children and (n.spelling == "size" or not n.spelling and
+                                                                 re.search(r"\.\s*size$", n.children[0].text)):
+            c = _bare(n.children[0])        # quicksort's `blocks.size()`: a container filled at run time
+            c = _bare(c.children[0]) if c.kind == "MEMBER_REF_EXPR" and c.children else c
+            if c.kind == "DECL_REF_EXPR" and c.ref is not None:
+                key = ("size", id(c.ref))
+                if key not in self.names:
+                    self.size_name_key(key, f"{c.spelling}_size", self.fallback,
+                                       f"{{name}} is `{c.spelling}.size()`, decided at run time: {self.fallback} "
+                                       "assumed (--sizes {name}=N)")
+                return self.names[key]
         if k == "CALL_EXPR" and n.spelling in ("ceil", "ceilf") and len(n.args()) == 1:
             q = _bare(n.args()[0])      # perlin's `std::ceil(WIN_WIDTH / 16.0)`: a float division of integers
             if q.kind == "BINARY_OPERATOR" and q.op == "/" and len(q.children) == 2:
@@ -262,17 +282,30 @@ class _Sym:
         t = base.type or ""
         if "dim3" in t and n.spelling in ("x", "y", "z"):
             dims = fold_dim3(self.model, base, self.env)
+            if dims is None and base.ref.kind == "VAR_DECL" and id(base.ref) not in self.visiting:
+                exprs = [c for c in base.ref.children if c.kind not in ("TYPE_REF", "NAMESPACE_REF")
+                         and not c.kind.endswith("_ATTR")]
+                self.visiting.add(id(base.ref))
+                try:                    # clenergy's `Gsz.x = volsize.x / (Bsz.x * UNROLLX)`
+                    dims = _member_writes(self, base.ref, exprs[-1] if exprs else None)
+                finally:
+                    self.visiting.discard(id(base.ref))
             return str(dims["xyz".index(n.spelling)]) if dims is not None else None
+        if base.ref.kind in ("VAR_DECL", "PARM_DECL") and "dim3" not in t and "cudaDeviceProp" not in t and \
+                re.search(r"int|long|short|size_t|unsigned", n.type or ""):
+            # lut-gemm's `nqW.mSize`, minibude's `params.wgSize`: a field the program fills at run time
+            key = ("member", id(base.ref), n.spelling)
+            if key not in self.names:
+                self.size_name_key(key, f"{base.spelling}_{n.spelling}", self.fallback,
+                                   f"{{name}} is `{base.spelling}.{n.spelling}`, decided at run time: "
+                                   f"{self.fallback} assumed (--sizes {{name}}=N)")
+            return self.names[key]
         if "cudaDeviceProp" in t and n.spelling in DEVICE_PROPS:
             key = ("prop", n.spelling)
             if key not in self.names:
-                name = n.spelling
-                while name in self.sizes or name in self.taken:
-                    name += "_"
-                self.names[key] = name
-                self.sizes[name] = DEVICE_PROPS[n.spelling]
-                self.notes.append(f"{name} is the device's `{base.spelling}.{n.spelling}`: "
-                                  f"{DEVICE_PROPS[n.spelling]} assumed (--sizes {name}=N)")
+                self.size_name_key(key, n.spelling, DEVICE_PROPS[n.spelling],
+                                   f"{{name}} is the device's `{base.spelling}.{n.spelling}`: "
+                                   f"{DEVICE_PROPS[n.spelling]} assumed (--sizes {{name}}=N)")
             return self.names[key]
         return None
 
@@ -881,15 +914,21 @@ def _grid_text(sym: _Sym, grid) -> str:
     while n.kind == "CXX_FUNCTIONAL_CAST_EXPR" and "dim3" in (n.type or "") and n.children:
         n = _bare(n.children[-1])       # `dim3(g)` is a functional cast around the constructor call `dim3(g)`
     if n.kind == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind == "VAR_DECL" and "dim3" in (n.type or ""):
-        if _members_written(n.ref):
-            raise Underivable(f"`{n.spelling}` is changed after its declaration")
         exprs = [c for c in n.ref.children if not c.kind.endswith("_ATTR") and c.kind not in ("TYPE_REF",
                                                                                              "NAMESPACE_REF")]
+        if _members_written(n.ref):
+            dims = _member_writes(sym, n.ref, exprs[-1] if exprs else None)
+            if dims is None:
+                raise Underivable(f"`{n.spelling}` is changed after its declaration")
+            while len(dims) > 1 and dims[-1] == "1":
+                dims.pop()
+            return _tidy(dims[0]) if len(dims) == 1 else "(" + ", ".join(_tidy(x) for x in dims) + ")"
         if not exprs:
             raise Underivable(f"`{n.spelling}` has no initial value")
         return _grid_text(sym, exprs[-1])
-    if n.kind in ("CALL_EXPR", "CXX_FUNCTIONAL_CAST_EXPR") and n.spelling == "dim3" or \
-            n.kind in ("INIT_LIST_EXPR",):
+    if n.kind in ("CALL_EXPR", "CXX_FUNCTIONAL_CAST_EXPR") and (n.spelling == "dim3" or not n.spelling and
+                                                                 "dim3" in (n.type or "")) or \
+            n.kind in ("INIT_LIST_EXPR",):      # (no spelling: `dim3(v.size())` in a template is dependent)
         parts = [a for a in (n.args() if n.kind == "CALL_EXPR" else n.children)
                  if a.kind not in ("TYPE_REF", "NAMESPACE_REF")]
         if len(parts) == 1 and "dim3" in (parts[0].type or ""):
@@ -901,6 +940,43 @@ def _grid_text(sym: _Sym, grid) -> str:
             dims.pop()
         return _tidy(dims[0]) if len(dims) == 1 else "(" + ", ".join(_tidy(x) for x in dims) + ")"
     return _tidy(sym.expr(n))
+
+
+def _member_writes(sym: _Sym, decl, init) -> list | None:
+    """[x, y, z] of `dim3 b; b.x = E; b.y = F;` (moe-sum, clenergy): the declaration's values (1 where it gives
+    none) with each member assigned once, before the launch, by a plain `=`; None for anything else (a
+    compound assignment, a member assigned twice or after the launch, the whole variable assigned)."""
+    fn = decl.enclosing("FUNCTION_DECL", "FUNCTION_TEMPLATE", "CXX_METHOD")
+    if fn is None or sym.site is None:
+        return None
+    dims: list = ["1", "1", "1"]
+    if init is not None and init.text.strip() in ("", decl.spelling):
+        init = None                     # `dim3 volsize, Gsz, Bsz;`: the default constructor
+    if init is not None:
+        i = _bare(init)
+        parts = [a for a in (i.args() if i.kind == "CALL_EXPR" else i.children)
+                 if a.kind not in ("TYPE_REF", "NAMESPACE_REF")] if i.kind in ("CALL_EXPR", "INIT_LIST_EXPR") \
+            else None
+        if parts is None or len(parts) > 3:
+            return None
+        for j, a in enumerate(parts):
+            dims[j] = sym.expr(a)
+    seen = set()
+    for m in fn.walk():
+        if m.kind not in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR") or not m.children or \
+                m.kind == "BINARY_OPERATOR" and m.op != "=":
+            continue                    # reads (`Bsz.x * UNROLLX`) are not writes
+        t = _bare(m.children[0])
+        target = t.children[0].strip if t.kind == "MEMBER_REF_EXPR" and t.children else t
+        if getattr(target, "ref", None) is not decl:
+            continue
+        if m.kind != "BINARY_OPERATOR" or t.kind != "MEMBER_REF_EXPR" or \
+                t.spelling not in ("x", "y", "z") or t.spelling in seen or m.start > sym.site.node.start or \
+                len(m.children) != 2:
+            return None
+        seen.add(t.spelling)
+        dims["xyz".index(t.spelling)] = sym.expr(m.children[1])
+    return dims
 
 
 def _dims_text(dims) -> str:
