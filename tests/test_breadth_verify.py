@@ -193,3 +193,20 @@ def test_a_template_kernels_instances_make_one_row_the_first_that_does_not_agree
     row = b._combine({"k<float>": ok, "k<double>": ok})
     assert row["verdict"] == "agree" and row["instances"] == {"k<float>": "agree", "k<double>": "agree"}
     assert b._combine({"plain": bad}) is bad                    # a kernel that is no template: its row
+
+
+def test_verify_totals_count_every_valid_kernel_and_a_failure_can_be_explained(tmp_path):
+    # a valid kernel no .cu file's derivation reaches (a header nobody includes) is "not reached", not left out
+    # of the denominator; an investigated failure (lavapipe's LLVM aborting) is shown beside its verdict
+    b = _breadth()
+    results = {"p-cuda": {"glsl": {"kernels": {"a": "valid", "b": "valid", "c": "CP907 x"}},
+                          "opencl": {"kernels": {"a": "valid", "c": "valid", "h": "valid"}},
+                          "verify": {"a": {"verdict": "agree"}, "b": {"verdict": "failed", "why": "crash"},
+                                     "c": {"verdict": "underived", "why": "grid: ..."}}}}
+    notes = tmp_path / "notes.json"
+    notes.write_text(json.dumps({"p-cuda/b": "lavapipe aborts"}))
+    b.explain(results, str(notes))
+    assert results["p-cuda"]["verify"]["b"]["explained"] == "lavapipe aborts"
+    tot = b.verify_totals(results)
+    assert (tot["valid kernels"], tot["not reached"], tot["derived"], tot["failed, explained"]) == (4, 1, 2, 1)
+    assert "(valid kernels: 4; reached by a `.cu` file's derivation: 3)" in b.verify_markdown(results)
