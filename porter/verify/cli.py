@@ -59,7 +59,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "the device's own elsewhere)")
     parser.add_argument("--sizes", type=_size_set, action="append", metavar="n=1000,...",
                         help="problem size replacing the spec's sizes (repeatable)")
-    parser.add_argument("--kernels", default=None, metavar="NAME,NAME", help="only these case ids / kernels")
+    parser.add_argument("--kernels", default=None, metavar="NAME,NAME",
+                        help="only these case ids / kernels (a template kernel's instance as `k<float, 64>`; a bare "
+                             "`k` selects all its instances)")
     parser.add_argument("--sanitize", action="store_true",
                         help="also run the OpenCL translation under Oclgrind (out-of-bounds, data races, "
                              "uninitialised values); any report fails the case")
