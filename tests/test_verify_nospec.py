@@ -746,3 +746,16 @@ int main() {
     assert (d.grid, d.problems) == ("(p_m // 256) + v_size", [])
     assert d.sizes["p_m"] == 1000 and d.sizes["v_size"] == 1000
     assert "p_m is `p.m`, decided at run time: 1000 assumed (--sizes p_m=N)" in d.notes
+
+
+def test_a_pointer_cast_then_offset_is_a_use_that_may_write(tmp_path):
+    # cbsfil: `float *line = (float *)((uchar *)image + y * pitch);` then writes through `line`: `image` was
+    # "in" (the cast hid the arithmetic), so no output buffer, "nothing to compare"
+    d = derive_text(tmp_path, """
+__global__ void k(float *image, const float *src, unsigned pitch, int n) {
+  int y = threadIdx.x;
+  float *line = (float *)((unsigned char *)image + y * pitch);
+  if (y < n) line[0] = src[y] + src[y + 1];
+}
+""")["k"]
+    assert d.signature.startswith("image: f32[pitch] inout, src: f32[pitch] in")    # (no launch: sizes assumed)

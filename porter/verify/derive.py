@@ -626,6 +626,9 @@ def _factors(n) -> list:
 # ---------------------------------------------------------------------------------------------------------------
 # the kernel body: what each pointer does, and whether memory is indexed with loaded values
 
+_CASTS = ("CSTYLE_CAST_EXPR", "CXX_REINTERPRET_CAST_EXPR", "CXX_STATIC_CAST_EXPR", "CXX_CONST_CAST_EXPR")
+
+
 def _pointer_use(fn, decl) -> tuple[bool, bool]:
     """(written, read) through pointer parameter `decl`; a use that is not clearly one or the other is both."""
     written = read = False
@@ -634,7 +637,8 @@ def _pointer_use(fn, decl) -> tuple[bool, bool]:
             continue
         child, p = n, n.parent
         while p is not None and (p.kind in ("PAREN_EXPR", "UNEXPOSED_EXPR", "ARRAY_SUBSCRIPT_EXPR",
-                                            "MEMBER_REF_EXPR") or (p.kind == "UNARY_OPERATOR" and p.op == "*")):
+                                            "MEMBER_REF_EXPR") or (p.kind == "UNARY_OPERATOR" and p.op == "*") or
+                                 p.kind in _CASTS and "*" in (p.type or "")):   # cbsfil's `(uchar*)image + y`
             if p.kind == "ARRAY_SUBSCRIPT_EXPR" and p.children and p.children[0] is not child:
                 break
             child, p = p, p.parent
@@ -646,7 +650,8 @@ def _pointer_use(fn, decl) -> tuple[bool, bool]:
             written = read = True
         elif p.kind == "UNARY_OPERATOR" and p.op in ("++", "--", "post++", "post--", "&"):
             written = read = True
-        elif p.kind == "CALL_EXPR" or (p.kind == "BINARY_OPERATOR" and p.op in ("+", "-") and child is n):
+        elif p.kind == "CALL_EXPR" or (p.kind == "BINARY_OPERATOR" and p.op in ("+", "-") and
+                                       (child is n or "*" in (child.type or ""))):
             written = read = True                   # atomics, device functions, pointer arithmetic
         elif p.kind == "VAR_DECL" and ("*" in (p.type or "") or "&" in (p.type or "")):
             written = read = True                   # an alias
