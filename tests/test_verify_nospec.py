@@ -759,3 +759,16 @@ __global__ void k(float *image, const float *src, unsigned pitch, int n) {
 }
 """)["k"]
     assert d.signature.startswith("image: f32[pitch] inout, src: f32[pitch] in")    # (no launch: sizes assumed)
+
+
+def test_a_kernel_whose_device_function_loops_gets_no_special_inputs(tmp_path):
+    # cbsfil's toCoef2DY: the recursive filter loops inside ConvertToInterpolationCoefficients, so inf and NaN
+    # inputs ran through it and ended as NaN on lavapipe and inf on PoCL (a false disagreement)
+    ks = derive_text(tmp_path, """
+__device__ void filt(float *c, int n) { for (int i = 1; i < n; i++) c[i] += 0.5f * c[i - 1]; }
+__device__ float twice(float v) { return 2.0f * v; }
+__global__ void looped(float *x, int n) { if (threadIdx.x == 0) filt(x, n); }
+__global__ void plain(float *x, int n) { int i = threadIdx.x; if (i < n) x[i] = twice(x[i]); }
+""")
+    assert ks["looped"].params[0].init == ("uniform", (-1.0, 1.0))
+    assert ks["plain"].params[0].init == ("special", (0.02,))          # elementwise: inf, NaN, denormals

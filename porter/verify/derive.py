@@ -698,13 +698,20 @@ def _data_indexing(model, fn, pointers: set) -> str | None:
     return None
 
 
-def _communicates(model, fn) -> bool:
-    """Threads exchange values (shuffles, barriers, atomics, shared memory) or loop: no special values then."""
+def _communicates(model, fn, depth: int = 0) -> bool:
+    """Threads exchange values (shuffles, barriers, atomics, shared memory) or loop, in the kernel or a device
+    function it calls (cbsfil's recursive filter loops in ConvertToInterpolationCoefficients: inf and NaN inputs
+    then end as inf in one target and NaN in another): no special values then."""
     if any(s.function is fn for s in model.shared):
         return True
     for n in fn.body.walk():
         if n.kind in ("FOR_STMT", "WHILE_STMT", "DO_STMT") or (n.kind == "CALL_EXPR" and _COMM.match(n.callee)):
             return True
+        if n.kind == "CALL_EXPR" and n.spelling and depth < 4:
+            callee = next((f for f in model.functions if f.name == n.spelling and f.body is not None and
+                           f is not fn), None)
+            if callee is not None and _communicates(model, callee, depth + 1):
+                return True
     return False
 
 
