@@ -772,3 +772,16 @@ __global__ void plain(float *x, int n) { int i = threadIdx.x; if (i < n) x[i] = 
 """)
     assert ks["looped"].params[0].init == ("uniform", (-1.0, 1.0))
     assert ks["plain"].params[0].init == ("special", (0.02,))          # elementwise: inf, NaN, denormals
+
+
+def test_indices_loaded_through_a_struct_assignment_are_data_indexing(tmp_path):
+    # ldpc: `h_element h; h = compact[i]; ... R[h.y * ROW + ...]`: a struct's `=` is a call of operator=, which
+    # the taint missed; random h.y read past R and PoCL died (SIGSEGV)
+    ks = derive_text(tmp_path, """
+typedef struct { char x, y, value, valid; } h_element;
+__global__ void k(const h_element *compact, float *R, int n) {
+  h_element h;
+  for (int i = 0; i < n; i++) { h = compact[i]; R[h.y * 8 + i] = 1.0f; }
+}
+""")
+    assert [p.what for p in ks["k"].problems] == ["indexing"]

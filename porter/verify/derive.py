@@ -677,8 +677,11 @@ def _data_indexing(model, fn, pointers: set) -> str | None:
 
     tainted: set[int] = set()
     local_vars = [v for v in fn.body.walk() if v.kind == "VAR_DECL"]
-    writes = [w for w in fn.body.walk() if (w.kind == "BINARY_OPERATOR" and w.op == "=") or
-              w.kind == "COMPOUND_ASSIGNMENT_OPERATOR"]
+    # (target, value) of each assignment; a struct's `h = p[i]` is a call of its operator= (ldpc's h_element)
+    writes = [(w.children[0], w.children[1]) for w in fn.body.walk() if len(w.children) == 2 and (
+        (w.kind == "BINARY_OPERATOR" and w.op == "=") or w.kind == "COMPOUND_ASSIGNMENT_OPERATOR")]
+    writes += [(w.children[0], w.children[-1]) for w in fn.body.walk()     # [lhs, operator=, rhs]
+               if w.kind == "CALL_EXPR" and w.spelling == "operator=" and len(w.children) >= 2]
     changed = True
     while changed:                               # locals holding loaded values, to a fixed point
         changed = False
@@ -686,10 +689,10 @@ def _data_indexing(model, fn, pointers: set) -> str | None:
             if id(v) not in tainted and v.children and "*" not in (v.type or "") and loads(v, tainted):
                 tainted.add(id(v))
                 changed = True
-        for w in writes:
-            t = _bare(w.children[0]) if w.children else None
+        for target, value in writes:
+            t = _bare(target)
             if t is not None and t.kind == "DECL_REF_EXPR" and t.ref is not None and id(t.ref) not in tainted \
-                    and t.ref.kind == "VAR_DECL" and len(w.children) > 1 and loads(w.children[1], tainted):
+                    and t.ref.kind == "VAR_DECL" and loads(value, tainted):
                 tainted.add(id(t.ref))
                 changed = True
     for n in fn.body.walk():
