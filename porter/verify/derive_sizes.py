@@ -1,0 +1,630 @@
+"""Host expressions as size expressions of the spec notation (derive.py): constants, host variables as
+size names (1000 / 256 when the program decides them at run time, with a note), launch shapes, dim3
+variables, buffer lengths from `cudaMalloc(&p, bytes)`, inputs zeroed by `cudaMemset`."""
+from __future__ import annotations
+
+import re
+
+from porter.verify.derive_types import _subst
+
+
+HEURISTIC_SIZE = 1000            # a size the program decides at run time
+HEURISTIC_BLOCK = 256            # a block size the program decides at run time (argv, a wrapper's parameter)
+DEVICE_PROPS = {"multiProcessorCount": 16}   # cudaDeviceProp fields read for a grid: a small device assumed
+_ALLOC = ("cudaMalloc", "cudaMallocManaged", "hipMalloc", "hipMallocManaged")
+
+
+class Underivable(Exception):
+    """One thing the source does not say (the message says what and where)."""
+
+
+class _Sym:
+    """Writes host expressions in the spec notation over size names."""
+
+    def __init__(self, model, site, kernel, env: dict | None = None):
+        from porter.analysis.affine import analysis
+        self.model, self.site, self.kernel = model, site, kernel
+        self.env = env or {}                 # a templated host function's parameters: name -> int / type
+        self.types: dict = {}                # the kernel instance's template arguments: name -> int / type
+        self.an = analysis(model)
+        self.names: dict = {}                # id(decl) (or ("prop", field)) -> size name
+        self.sizes: dict[str, int] = {}
+        self.notes: list[str] = []
+        self.inline: set[int] = set()        # decls folded to their value (block dimensions)
+        self.taken = {p.name for p in kernel.params}
+        self.calls: dict[int, list] = {}     # id(host function) -> its calls (caller_arg)
+        self.bound: dict[int, object] = {}   # id(PARM_DECL) -> argument, while a one-line function is inlined
+        self.fallback = HEURISTIC_SIZE       # the value a run-time variable is given (HEURISTIC_BLOCK in a block)
+        self.visiting: set = set()           # dim3 variables whose member writes are being read
+
+    def size_name_key(self, key, name: str, value, why: str) -> str:
+        """A size name for something that is not a declaration (a struct field, a container's size)."""
+        while name in self.sizes or name in self.taken:
+            name += "_"
+        self.names[key], self.sizes[name] = name, value
+        self.notes.append(why.format(name=name))
+        return name
+
+    def size_name(self, decl, value, why: str | None = None, name: str | None = None) -> str:
+        """The size name of a host variable (or the kernel parameter `name` it is passed to)."""
+        if id(decl) not in self.names:
+            cand = name or decl.spelling
+            while cand in self.sizes or (name is None and cand in self.taken):
+                cand += "_"                      # a host variable must not take a kernel parameter's name
+            self.names[id(decl)] = cand
+            self.sizes[cand] = value
+            if why:
+                self.notes.append(why.format(name=cand))
+        return self.names[id(decl)]
+
+    def caller_arg(self, decl):
+        """The argument a host function's parameter receives at the function's first call in the file
+        (`void run(int *d, int n) { k<<<...>>>(d, n); }` called as `run(d_v, n)`), or None. Every parameter of
+        one function is read at the same call, so the launch is one the program makes."""
+        if decl is None or decl.kind != "PARM_DECL" or decl.parent is None:
+            return None
+        fn = self.model.function_of(decl)
+        if fn is None or fn.is_kernel or fn is self.kernel or fn.node is not decl.parent:
+            return None
+        names = [p.name for p in fn.params]
+        if decl.spelling not in names:
+            return None
+        if id(fn) not in self.calls:
+            calls = [c for c in self.model.of_kind("CALL_EXPR") if c.spelling == fn.name and
+                     len(c.args()) == len(names) and self.model.function_of(c) is not fn]
+            calls.sort(key=self._liveness)  # a call in main first, then in a called function; dead code last
+            self.calls[id(fn)] = calls
+            if len(calls) > 1:
+                self.notes.append(f"`{fn.name}` is called {len(calls)} times: the call at line "
+                                  f"{self.model.source.position(calls[0].start)[0]} gives its parameters")
+        calls = self.calls[id(fn)]
+        return calls[0].args()[names.index(decl.spelling)] if calls else None
+
+    def _liveness(self, call) -> int:
+        caller = self.model.function_of(call)
+        if caller is None or caller.name == "main":
+            return 0
+        return 1 if any(c.spelling == caller.name for c in self.model.of_kind("CALL_EXPR")) else 2
+
+    def expr(self, node, depth: int = 0) -> str:
+        from porter.analysis.launch import fold_int
+        if node is None or depth > 12:
+            raise Underivable("expression too deep")
+        n = node
+        while n.kind in ("PAREN_EXPR", "UNEXPOSED_EXPR", "CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR",
+                         "CXX_FUNCTIONAL_CAST_EXPR") and n.children:
+            n = n.children[-1]
+        k = n.kind
+        if k == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind in ("VAR_DECL", "PARM_DECL"):
+            return self.variable(n.ref, depth)
+        if k == "DECL_REF_EXPR" and isinstance(self.env.get(n.spelling), int) and \
+                n.ref_kind in ("TEMPLATE_NON_TYPE_PARAMETER", "NON_TYPE_TEMPLATE_PARAMETER"):
+            return str(self.env[n.spelling])     # `BLOCK` of `template <int BLOCK> void run(...)`
+        if k == "CXX_UNARY_EXPR" and _sizeof(self, n) is not None:
+            return str(_sizeof(self, n))
+        if k == "MEMBER_REF_EXPR" and n.children:
+            text = self.member(n)
+            if text is not None:
+                return text
+        if k == "CALL_EXPR" and not n.args() and n.children and (n.spelling == "size" or not n.spelling and
+                                                                 re.search(r"\.\s*size$", n.children[0].text)):
+            c = _bare(n.children[0])        # quicksort's `blocks.size()`: a container filled at run time
+            c = _bare(c.children[0]) if c.kind == "MEMBER_REF_EXPR" and c.children else c
+            if c.kind == "DECL_REF_EXPR" and c.ref is not None:
+                key = ("size", id(c.ref))
+                if key not in self.names:
+                    self.size_name_key(key, f"{c.spelling}_size", self.fallback,
+                                       f"{{name}} is `{c.spelling}.size()`, decided at run time: {self.fallback} "
+                                       "assumed (--sizes {name}=N)")
+                return self.names[key]
+        if k == "CALL_EXPR" and n.spelling in ("ceil", "ceilf") and len(n.args()) == 1:
+            q = _bare(n.args()[0])      # perlin's `std::ceil(WIN_WIDTH / 16.0)`: a float division of integers
+            if q.kind == "BINARY_OPERATOR" and q.op == "/" and len(q.children) == 2:
+                a, b = (self.integral(c, depth + 1) for c in q.children)
+                if a is not None and b is not None:
+                    return f"cdiv({a}, {b})"
+        if k == "ARRAY_SUBSCRIPT_EXPR":
+            elem = _array_element(self, n)
+            if elem is not None:        # `size_t local[2] = {16, 16};` ... `dim3 b(local[0], local[1])`
+                return self.expr(elem, depth + 1)
+        if k == "BINARY_OPERATOR" and len(n.children) == 2 and n.op in ("+", "-", "*", "/", "%", "<<", ">>"):
+            a, b = self.expr(n.children[0], depth + 1), self.expr(n.children[1], depth + 1)
+            op = n.op
+            if op in ("<<", ">>"):
+                shift = fold_int(self.model, n.children[1], self.env)
+                if shift is None or not 0 <= shift < 63:
+                    raise Underivable(f"cannot express `{n.text}`")
+                op, b = ("*" if op == "<<" else "//"), str(1 << shift)
+            elif op == "/" and "float" not in (n.type or "") and "double" not in (n.type or ""):
+                op = "//"
+            return f"({a} {op} {b})"
+        v = n.value if k.endswith(("_EXPR", "_LITERAL", "OPERATOR")) else None
+        if isinstance(v, float) and v.is_integer() and (k == "CALL_EXPR" or re.search(
+                r"int|long|short|char|unsigned|size_t", n.type or "") and not re.search(r"float|double", n.type or "")):
+            return str(int(v))          # `std::ceil(61440 / 16.0)` folded by clang, pnpoly's `const int n = 2e7`
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return repr(v)
+        if k == "CONDITIONAL_OPERATOR":
+            ab = _ceil_pattern(n)
+            if ab is not None:          # hypterm's `#define ceil(a,b) ((a) % (b) == 0 ? (a) / (b) : (a) / (b) + 1)`
+                return f"cdiv({self.expr(ab[0], depth + 1)}, {self.expr(ab[1], depth + 1)})"
+        if k == "CALL_EXPR":
+            body = _one_return(self.model, n)
+            if body is not None:        # `int ceil_div(int a, int b) { return (a + b - 1) / b; }`
+                fn, ret = body
+                saved = dict(self.bound)
+                self.bound.update({id(p.node): a for p, a in zip(fn.params, n.args())})
+                try:
+                    return f"({self.expr(ret, depth + 1)})"
+                finally:
+                    self.bound = saved
+        raise Underivable(f"cannot express `{' '.join(n.text.split())}` as a size")
+
+    def integral(self, node, depth: int) -> str | None:
+        """An operand of a float division that is an integer: an integer expression, or a float literal with an
+        integral value (`16.0`); None otherwise."""
+        b = _bare(node)
+        if b.kind == "FLOATING_LITERAL":
+            return str(int(b.value)) if isinstance(b.value, float) and b.value.is_integer() else None
+        t = b.type or ""
+        if re.search(r"float|double|half", t) or not re.search(r"int|long|short|char|unsigned|size_t", t):
+            return None
+        try:
+            return self.expr(b, depth)
+        except Underivable:
+            return None
+
+    def member(self, n) -> str | None:
+        """`block.x` of a dim3 that folds (ga's `(length + block_size.x - 1) / block_size.x`), and
+        `prop.multiProcessorCount` (blockAccess's grid of 16 blocks per SM: DEVICE_PROPS assumed, a size of its
+        own); None otherwise."""
+        from porter.analysis.launch import fold_dim3
+        base = _bare(n.children[0])
+        if base.kind != "DECL_REF_EXPR" or base.ref is None:
+            return None
+        t = base.type or ""
+        if "dim3" in t and n.spelling in ("x", "y", "z"):
+            dims = fold_dim3(self.model, base, self.env)
+            if dims is None and base.ref.kind == "VAR_DECL" and id(base.ref) not in self.visiting:
+                exprs = [c for c in base.ref.children if c.kind not in ("TYPE_REF", "NAMESPACE_REF")
+                         and not c.kind.endswith("_ATTR")]
+                self.visiting.add(id(base.ref))
+                try:                    # clenergy's `Gsz.x = volsize.x / (Bsz.x * UNROLLX)`
+                    dims = _member_writes(self, base.ref, exprs[-1] if exprs else None)
+                finally:
+                    self.visiting.discard(id(base.ref))
+            return str(dims["xyz".index(n.spelling)]) if dims is not None else None
+        if base.ref.kind in ("VAR_DECL", "PARM_DECL") and "dim3" not in t and "cudaDeviceProp" not in t and \
+                re.search(r"int|long|short|size_t|unsigned", n.type or ""):
+            # lut-gemm's `nqW.mSize`, minibude's `params.wgSize`: a field the program fills at run time
+            key = ("member", id(base.ref), n.spelling)
+            if key not in self.names:
+                self.size_name_key(key, f"{base.spelling}_{n.spelling}", self.fallback,
+                                   f"{{name}} is `{base.spelling}.{n.spelling}`, decided at run time: "
+                                   f"{self.fallback} assumed (--sizes {{name}}=N)")
+            return self.names[key]
+        if "cudaDeviceProp" in t and n.spelling in DEVICE_PROPS:
+            key = ("prop", n.spelling)
+            if key not in self.names:
+                self.size_name_key(key, n.spelling, DEVICE_PROPS[n.spelling],
+                                   f"{{name}} is the device's `{base.spelling}.{n.spelling}`: "
+                                   f"{DEVICE_PROPS[n.spelling]} assumed (--sizes {{name}}=N)")
+            return self.names[key]
+        return None
+
+    def variable(self, decl, depth: int) -> str:
+        from porter.analysis.launch import fold_int
+        if id(decl) in self.bound:          # a parameter of a function being inlined: its argument
+            arg = self.bound.pop(id(decl))
+            try:
+                text = self.expr(arg, depth + 1)
+                return text if re.fullmatch(r"\w+", text) else f"({text})"
+            finally:
+                self.bound[id(decl)] = arg
+        if id(decl) in self.names:
+            return self.names[id(decl)]
+        if id(decl) in self.inline:         # makes up the block: the value the block was folded with
+            v = _fold_decl(self, decl)
+            if v is not None:
+                return str(v)
+        where = f"line {self.model.source.position(decl.start)[0]}"
+        init = self.an.definition(decl) if decl.kind == "VAR_DECL" else self.caller_arg(decl)
+        if init is not None:
+            const = fold_int(self.model, init, self.env)
+            v = _bare(init).value
+            if const is None and isinstance(v, float) and v.is_integer() and \
+                    re.search(r"int|long|short|size_t", decl.type or ""):
+                const = int(v)          # pnpoly's `const int nPoints = 2e7;`
+            if const is not None and id(decl) in self.inline:
+                return str(const)
+            if const is not None and not _has_var_refs(init):
+                return self.size_name(decl, const)
+            try:
+                return self.expr(init, depth + 1)
+            except Underivable:
+                pass
+        first = _loop_start(decl)
+        if first is not None:           # `for (int t = 0; t < iters; t++) k<<<...>>>(t)`: a value it takes
+            text = self.expr(first, depth + 1)
+            self.notes.append(f"`{decl.spelling}` is the counter of the loop at {where}: its first value "
+                              f"{text} taken")
+            return text
+        return self.size_name(decl, self.fallback, f"{{name}} is decided at run time ({where}): "
+                                                   f"{self.fallback} assumed (--sizes {{name}}=N)")
+
+
+def _array_element(sym: _Sym, n):
+    """The initialiser of `a[i]`: a local array with an initialiser list, a constant index, and no element
+    assigned anywhere in its function; None otherwise."""
+    from porter.analysis.launch import fold_int
+    if len(n.children) != 2:
+        return None
+    base, index = _bare(n.children[0]), n.children[1]
+    i = fold_int(sym.model, index, sym.env)
+    if base.kind != "DECL_REF_EXPR" or base.ref is None or base.ref.kind != "VAR_DECL" or i is None:
+        return None
+    init = next((c for c in base.ref.children if c.kind == "INIT_LIST_EXPR"), None)
+    if init is None or not 0 <= i < len(init.children):
+        return None
+    scope = base.ref.parent
+    while scope is not None and scope.kind not in ("FUNCTION_DECL", "FUNCTION_TEMPLATE", "CXX_METHOD"):
+        scope = scope.parent
+    for w in (scope.walk() if scope is not None else ()):
+        if (w.kind == "BINARY_OPERATOR" and w.op == "=" or w.kind == "COMPOUND_ASSIGNMENT_OPERATOR" or
+                w.kind == "UNARY_OPERATOR" and w.op in ("++", "--", "post++", "post--", "&")) and w.children:
+            t = _bare(w.children[0])
+            t = _bare(t.children[0]) if t.kind == "ARRAY_SUBSCRIPT_EXPR" and t.children else t
+            if t.kind == "DECL_REF_EXPR" and t.ref is base.ref:
+                return None
+    return init.children[i]
+
+
+def _loop_start(decl):
+    """The initial value of a `for` loop's counter declared in its init (`for (int t = 0; ...)`), or None. Taking
+    the run-time fallback (1000) for it indexed past the end of buffers sized by the loop's bound (d2q9-bgk's
+    `Partial_Sum[... + tt * ...]`)."""
+    stmt = decl.parent
+    if stmt is None or stmt.kind != "DECL_STMT" or stmt.parent is None or stmt.parent.kind != "FOR_STMT" or \
+            not stmt.parent.children or stmt.parent.children[0] is not stmt:
+        return None
+    exprs = [c for c in decl.children if not c.kind.endswith("_ATTR") and c.kind not in ("TYPE_REF",
+                                                                                         "NAMESPACE_REF")]
+    return exprs[-1] if exprs else None
+
+
+def _one_return(model, call):
+    """(Function, returned expression) of a called host function whose body is `return E;` alone, or None."""
+    name = call.spelling
+    fns = [f for f in model.functions if f.name == name and f.body is not None and not f.is_kernel]
+    if len(fns) != 1 or len(fns[0].params) != len(call.args()):
+        return None
+    stmts = [c for c in fns[0].body.children]
+    if len(stmts) != 1 or stmts[0].kind != "RETURN_STMT" or not stmts[0].children:
+        return None
+    return fns[0], stmts[0].children[-1]
+
+
+def _ceil_pattern(node):
+    """(a, b) of `a % b == 0 ? a / b : a / b + 1`, or None. Compared by tree, not text: inside a macro every
+    node's text is the macro's call."""
+    def key(x):
+        x = _bare(x)
+        return (x.kind, x.spelling, getattr(x, "op", None) if x.kind.endswith("OPERATOR") else None,
+                x.value if x.kind.endswith("_LITERAL") else None, tuple(key(c) for c in x.children))
+
+    def div(x):
+        x = _bare(x)
+        return (key(x.children[0]), key(x.children[1])) if x.kind == "BINARY_OPERATOR" and x.op == "/" and \
+            len(x.children) == 2 else None
+    if len(node.children) != 3:
+        return None
+    cond, yes, no = (_bare(c) for c in node.children)
+    if cond.kind != "BINARY_OPERATOR" or cond.op != "==" or len(cond.children) != 2:
+        return None
+    mod, zero = (_bare(c) for c in cond.children)
+    if mod.kind != "BINARY_OPERATOR" or mod.op != "%" or zero.value != 0 or len(mod.children) != 2:
+        return None
+    ab = (key(mod.children[0]), key(mod.children[1]))
+    if div(yes) != ab or no.kind != "BINARY_OPERATOR" or no.op != "+" or len(no.children) != 2:
+        return None
+    q, one = (_bare(c) for c in no.children)
+    if div(q) != ab or one.value != 1:
+        return None
+    return mod.children[0], mod.children[1]
+
+
+def _fold_first(sym: _Sym, node, depth: int = 0):
+    """An integer the expression takes on the program's first way through (a block size): constants, locals
+    initialised once, a loop counter's first value (`for (int j = 32; ...)`, `for (int b : {64, 128})` over an
+    array of constants), a host wrapper's parameter at its call. None otherwise; no size names are made."""
+    from porter.analysis.launch import fold_int
+    if node is None or depth > 8:
+        return None
+    v = fold_int(sym.model, node, sym.env)
+    if v is not None:
+        return v
+    n = _bare(node)
+    if n.kind != "DECL_REF_EXPR" or n.ref is None:
+        return None
+    return _fold_decl(sym, n.ref, depth)
+
+
+def _fold_decl(sym: _Sym, d, depth: int = 0):
+    """_fold_first of a reference to the variable or parameter `d`."""
+    if d.kind == "PARM_DECL":
+        return _fold_first(sym, sym.caller_arg(d), depth + 1)
+    if d.kind != "VAR_DECL":
+        return None
+    rng = d.parent
+    if rng is not None and rng.kind == "CXX_FOR_RANGE_STMT" and rng.children and rng.children[0] is d:
+        seq = _bare(rng.children[1]) if len(rng.children) > 1 else None
+        if seq is not None and seq.kind == "DECL_REF_EXPR" and seq.ref is not None and seq.ref.kind == "VAR_DECL":
+            seq = next((c for c in seq.ref.children if c.kind == "INIT_LIST_EXPR"), None)
+        if seq is not None and seq.kind == "INIT_LIST_EXPR" and seq.children:
+            return _fold_first(sym, seq.children[0], depth + 1)
+        return None
+    first = _loop_start(d)
+    if first is not None:
+        return _fold_first(sym, first, depth + 1)
+    init = sym.an.definition(d)
+    return _fold_first(sym, init, depth + 1) if init is not None else None
+
+
+def _through_wrappers(sym: _Sym, b):
+    """`k<<<...>>>(d, n)` inside `void run(int *d, int n)` called as `run(d_v, 4096)`: the caller's argument
+    (`d_v`, `4096`) for a parameter of the host function, up to 3 wrappers deep; `b` itself otherwise."""
+    for _ in range(3):
+        up = sym.caller_arg(b.ref) if b is not None and b.kind == "DECL_REF_EXPR" and b.ref is not None else None
+        if up is None:
+            break
+        b = _bare(up)
+    return b
+
+
+def _has_var_refs(node) -> bool:
+    return any(n.kind == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind in ("VAR_DECL", "PARM_DECL")
+               for n in node.walk())
+
+
+_SIZES = {"float": 4, "double": 8, "int": 4, "unsigned int": 4, "unsigned": 4, "long": 8, "long long": 8,
+          "unsigned long": 8, "unsigned long long": 8, "short": 2, "unsigned short": 2, "char": 1, "unsigned char": 1,
+          "signed char": 1, "bool": 1, "int8_t": 1, "uint8_t": 1, "int16_t": 2, "uint16_t": 2, "int32_t": 4,
+          "uint32_t": 4, "int64_t": 8, "uint64_t": 8, "size_t": 8, "half": 2, "__half": 2}
+
+
+def _sizeof(sym: _Sym, node):
+    """`sizeof(float)` (clang's value), or `sizeof(T)` with T a template parameter the instance binds."""
+    if isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    m = re.fullmatch(r"\s*sizeof\s*\(?\s*([\w\s]+?)\s*\)?\s*", node.text or "")
+    if m is None:
+        return None
+    t = _subst(m.group(1), {**sym.env, **sym.types})
+    return _SIZES.get(" ".join(re.sub(r"\b(const|volatile)\b", " ", t).split()))
+
+
+def _bare(node):
+    """The node under parentheses and implicit / explicit casts."""
+    while node is not None and node.kind in ("PAREN_EXPR", "UNEXPOSED_EXPR", "CSTYLE_CAST_EXPR",
+                                             "CXX_STATIC_CAST_EXPR", "CXX_REINTERPRET_CAST_EXPR") and node.children:
+        node = node.children[-1]
+    return node
+
+
+def _allocation(model, decl):
+    """The byte-count expression of `cudaMalloc(&p, bytes)` for the host pointer `decl`, or None."""
+    for call in model.of_kind("CALL_EXPR"):
+        name = call.spelling
+        if not name and call.children:     # `cudaMalloc(&d_x, ...)` with `T *d_x` in a template: dependent
+            name = next((c.spelling for c in call.children[0].walk() if c.kind == "OVERLOADED_DECL_REF"), "")
+        if name not in _ALLOC:
+            continue
+        args = call.args()
+        if len(args) < 2:
+            continue
+        a = _bare(args[0])
+        if a.kind == "UNARY_OPERATOR" and a.op == "&" and a.children:
+            target = _bare(a.children[0])
+            if target.kind == "DECL_REF_EXPR" and target.ref is decl:
+                return args[1]
+    return None
+
+
+_MEMSET = ("cudaMemset", "cudaMemsetAsync", "hipMemset", "hipMemsetAsync")
+
+
+def _zeroed(model, decl, site) -> str | None:
+    """The text of a `cudaMemset(p, 0, bytes)` of the host pointer `decl` written before the launch (or in
+    another function: main zeroing a buffer a wrapper then launches on), else None."""
+    from porter.analysis.launch import fold_int
+    for call in model.of_kind("CALL_EXPR"):
+        if call.spelling not in _MEMSET or len(call.args()) < 3:
+            continue
+        a = _bare(call.args()[0])
+        if a.kind != "DECL_REF_EXPR" or a.ref is not decl or fold_int(model, call.args()[1]) != 0:
+            continue
+        if site is not None and model.function_of(call) is model.function_of(site.node) and \
+                call.start > site.node.start:
+            continue                    # reset after the launch (for the next repetition): not the input
+        return " ".join(call.text.split())
+    return None
+
+
+def _elements(sym: _Sym, size_node, elem: int, unit: tuple | None = None) -> str:
+    """Element count from a byte count: `n * sizeof(float)` -> n, anything else -> (bytes) // elem. `unit`:
+    (bytes, scalars) of a struct element counted in scalars (`n * sizeof(Float3)` -> n * 3)."""
+    from porter.analysis.launch import fold_int
+    n = _bare(size_node)
+    const = fold_int(sym.model, n, sym.env) if not _has_var_refs(n) else None
+    if const is None and n.kind == "CXX_UNARY_EXPR":
+        const = _sizeof(sym, n)
+    if isinstance(const, int):
+        return str(max(1, const // elem))
+    if n.kind == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind == "VAR_DECL" and \
+            id(n.ref) not in sym.names:
+        d = sym.an.definition(n.ref)
+        if d is not None and _has_var_refs(d):
+            return _elements(sym, d, elem)         # `size_t bytes = n * sizeof(float)`
+    if n.kind == "BINARY_OPERATOR" and n.op == "*" and len(n.children) == 2:
+        factors = _factors(n)           # `sizeof(T) * 2 * n` is (sizeof(T) * 2) * n
+        for i, f in enumerate(factors):
+            if f.kind == "CXX_UNARY_EXPR" and _sizeof(sym, f) == (unit[0] if unit else elem):
+                rest = [sym.expr(x) for x in factors[:i] + factors[i + 1:]] + ([str(unit[1])] if unit else [])
+                return " * ".join(rest) if len(rest) > 1 else rest[0]
+    if elem == 1:
+        return sym.expr(size_node)
+    return f"({sym.expr(size_node)} // {elem})"
+
+
+def _factors(n) -> list:
+    n = _bare(n)
+    if n.kind == "BINARY_OPERATOR" and n.op == "*" and len(n.children) == 2:
+        return _factors(n.children[0]) + _factors(n.children[1])
+    return [n]
+
+
+def _mark_inline(sym: _Sym, block) -> None:
+    """Host variables that make up the block are constants, not sizes: the translations fix the block."""
+    todo = [block]
+    while todo:
+        node = todo.pop()
+        for n in node.walk():
+            if n.kind == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind == "PARM_DECL" and \
+                    id(n.ref) not in sym.inline and sym.caller_arg(n.ref) is not None:
+                sym.inline.add(id(n.ref))           # `run(d, n, 128)` with `k<<<g, threads>>>`
+                todo.append(sym.caller_arg(n.ref))
+            elif n.kind == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind == "VAR_DECL" and \
+                    id(n.ref) not in sym.inline:
+                sym.inline.add(id(n.ref))
+                d = sym.an.definition(n.ref)
+                if d is not None:
+                    todo.append(d)
+                else:
+                    todo.extend(c for c in n.ref.children if not c.kind.endswith("_ATTR"))
+
+
+def _grid_text(sym: _Sym, grid) -> str:
+    from porter.analysis.launch import _members_written
+    n = _bare(grid)
+    while n.kind == "CXX_FUNCTIONAL_CAST_EXPR" and "dim3" in (n.type or "") and n.children:
+        n = _bare(n.children[-1])       # `dim3(g)` is a functional cast around the constructor call `dim3(g)`
+    if n.kind == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind == "VAR_DECL" and "dim3" in (n.type or ""):
+        exprs = [c for c in n.ref.children if not c.kind.endswith("_ATTR") and c.kind not in ("TYPE_REF",
+                                                                                             "NAMESPACE_REF")]
+        if _members_written(n.ref):
+            dims = _member_writes(sym, n.ref, exprs[-1] if exprs else None)
+            if dims is None:
+                raise Underivable(f"`{n.spelling}` is changed after its declaration")
+            while len(dims) > 1 and dims[-1] == "1":
+                dims.pop()
+            return _tidy(dims[0]) if len(dims) == 1 else "(" + ", ".join(_tidy(x) for x in dims) + ")"
+        if not exprs:
+            raise Underivable(f"`{n.spelling}` has no initial value")
+        return _grid_text(sym, exprs[-1])
+    if n.kind in ("CALL_EXPR", "CXX_FUNCTIONAL_CAST_EXPR") and (n.spelling == "dim3" or not n.spelling and
+                                                                 "dim3" in (n.type or "")) or \
+            n.kind in ("INIT_LIST_EXPR",):      # (no spelling: `dim3(v.size())` in a template is dependent)
+        parts = [a for a in (n.args() if n.kind == "CALL_EXPR" else n.children)
+                 if a.kind not in ("TYPE_REF", "NAMESPACE_REF")]
+        if len(parts) == 1 and "dim3" in (parts[0].type or ""):
+            return _grid_text(sym, parts[0])
+        if not 1 <= len(parts) <= 3:
+            raise Underivable(f"cannot read `{' '.join(n.text.split())}`")
+        dims = [sym.expr(a) for a in parts]
+        while len(dims) > 1 and dims[-1] == "1":
+            dims.pop()
+        return _tidy(dims[0]) if len(dims) == 1 else "(" + ", ".join(_tidy(x) for x in dims) + ")"
+    return _tidy(sym.expr(n))
+
+
+def _member_writes(sym: _Sym, decl, init) -> list | None:
+    """[x, y, z] of `dim3 b; b.x = E; b.y = F;` (moe-sum, clenergy): the declaration's values (1 where it gives
+    none) with each member assigned once, before the launch, by a plain `=`; None for anything else (a
+    compound assignment, a member assigned twice or after the launch, the whole variable assigned)."""
+    fn = decl.enclosing("FUNCTION_DECL", "FUNCTION_TEMPLATE", "CXX_METHOD")
+    if fn is None or sym.site is None:
+        return None
+    dims: list = ["1", "1", "1"]
+    if init is not None and init.text.strip() in ("", decl.spelling):
+        init = None                     # `dim3 volsize, Gsz, Bsz;`: the default constructor
+    if init is not None:
+        i = _bare(init)
+        parts = [a for a in (i.args() if i.kind == "CALL_EXPR" else i.children)
+                 if a.kind not in ("TYPE_REF", "NAMESPACE_REF")] if i.kind in ("CALL_EXPR", "INIT_LIST_EXPR") \
+            else None
+        if parts is None or len(parts) > 3:
+            return None
+        for j, a in enumerate(parts):
+            dims[j] = sym.expr(a)
+    seen = set()
+    for m in fn.walk():
+        if m.kind not in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR") or not m.children or \
+                m.kind == "BINARY_OPERATOR" and m.op != "=":
+            continue                    # reads (`Bsz.x * UNROLLX`) are not writes
+        t = _bare(m.children[0])
+        target = t.children[0].strip if t.kind == "MEMBER_REF_EXPR" and t.children else t
+        if getattr(target, "ref", None) is not decl:
+            continue
+        if m.kind != "BINARY_OPERATOR" or t.kind != "MEMBER_REF_EXPR" or \
+                t.spelling not in ("x", "y", "z") or t.spelling in seen or m.start > sym.site.node.start or \
+                len(m.children) != 2:
+            return None
+        seen.add(t.spelling)
+        dims["xyz".index(t.spelling)] = sym.expr(m.children[1])
+    return dims
+
+
+def _dims_text(dims) -> str:
+    d = list(dims)
+    while len(d) > 1 and d[-1] == 1:
+        d.pop()
+    return str(d[0]) if len(d) == 1 else "(" + ", ".join(map(str, d)) + ")"
+
+
+_CDIV = re.compile(r"\(\(\((\w+) \+ (\w+)\) - 1\) // (\w+)\)|\((\w+) \+ (\d+)\) // (\d+)")
+
+
+def _tidy(expr: str) -> str:
+    """`((n + 256) - 1) // 256` and `(n + 255) // 256` as cdiv(n, 256); outer parentheses dropped."""
+    def cdiv(m):
+        if m.group(1) and m.group(2) == m.group(3):
+            return f"cdiv({m.group(1)}, {m.group(3)})"
+        if m.group(4) and int(m.group(5)) + 1 == int(m.group(6)):
+            return f"cdiv({m.group(4)}, {m.group(6)})"
+        return m.group(0)
+    expr = _CDIV.sub(cdiv, f"({expr})")
+    while expr.startswith("(") and expr.endswith(")"):
+        depth = 0
+        for i, ch in enumerate(expr):
+            depth += ch == "("
+            depth -= ch == ")"
+            if depth == 0 and i < len(expr) - 1:
+                return expr
+        expr = expr[1:-1]
+    return expr
+
+
+def _expressible(sym, node) -> bool:
+    try:
+        sym.expr(node)
+        return True
+    except Underivable:
+        return False
+
+
+def _wrapper_block(model, sym: _Sym, block):
+    """`k<<<g, threads>>>` / `dim3(threads)` with `threads` a host wrapper's parameter: the block folded from
+    the argument at the call caller_arg reads (launch.py's site_shapes takes any call: the grid and sizes would
+    come from one call and the block from another); () when it does not fold there; None for other blocks."""
+    from porter.analysis.launch import fold_dim3
+    b = _bare(block)
+    while b is not None and b.kind in ("CXX_FUNCTIONAL_CAST_EXPR", "CALL_EXPR") and "dim3" in (b.type or "") \
+            and len([c for c in b.children if c.kind != "TYPE_REF"]) == 1:
+        b = _bare([c for c in b.children if c.kind != "TYPE_REF"][0])
+    if b is None or b.kind != "DECL_REF_EXPR" or b.ref is None or sym.caller_arg(b.ref) is None:
+        return None
+    dims = fold_dim3(model, _through_wrappers(sym, b), sym.env)
+    if dims is None:
+        x = _fold_first(sym, b)
+        dims = (x, 1, 1) if x is not None else None
+    return dims if dims is not None and dims[0] * dims[1] * dims[2] > 0 else ()

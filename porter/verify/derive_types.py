@@ -1,0 +1,70 @@
+"""Kernel parameter types as verify spec dtypes (derive.py): scalars, half / char / short, template
+parameters of an instance, and structs of one scalar type read as flat buffers."""
+from __future__ import annotations
+
+import re
+
+
+_DTYPES = {"float": "f32", "double": "f64", "int": "i32", "unsigned int": "u32", "long": "i64", "long long": "i64",
+           "unsigned long": "u64", "unsigned long long": "u64",
+           # buffers of half, short and char (hadamard's and vadd's __half, ldpc's char counts)
+           "half": "f16", "__half": "f16", "short": "i16", "unsigned short": "u16", "char": "i8", "unsigned char": "u8",
+           "int8_t": "i8", "uint8_t": "u8", "int16_t": "i16", "uint16_t": "u16", "int32_t": "i32", "uint32_t": "u32",
+           "int64_t": "i64", "uint64_t": "u64"}
+_BYTES = {"f32": 4, "f64": 8, "i32": 4, "u32": 4, "i64": 8, "u64": 8, "f16": 2, "i16": 2, "u16": 2, "i8": 1, "u8": 1}
+
+
+def _dtype(ctype: str | None) -> str | None:
+    t = re.sub(r"\b(const|volatile|__restrict__|__restrict|restrict|signed)\b", " ", ctype or "")
+    t = " ".join(t.replace("*", " ").split())
+    return _DTYPES.get(t)
+
+
+_LEAVES = {"FLOAT": "f32", "DOUBLE": "f64", "INT": "i32", "UINT": "u32", "LONG": "i64", "ULONG": "u64",
+           "LONGLONG": "i64", "ULONGLONG": "u64", "SHORT": "i16", "USHORT": "u16", "CHAR_S": "i8", "SCHAR": "i8",
+           "UCHAR": "u8", "CHAR_U": "u8"}
+
+
+def _flat_pointee(p):
+    """(dtype, scalars per element) of a pointer parameter to a struct made of one scalar type only and laid out
+    without padding (cfd's Float3, linearprobing's KeyValue, sph's doubles and double3s); None otherwise."""
+    try:
+        t = p.node._cursor.type.get_canonical()
+        return _flat_record(t.get_pointee() if t.kind.name == "POINTER" else t.element_type)
+    except Exception:                   # no clang type behind the node (a shallow tree): not flattened
+        return None
+
+
+def _flat_record(t, depth: int = 0):
+    t = t.get_canonical()
+    k = t.kind.name
+    if k in _LEAVES:
+        return _LEAVES[k], 1
+    if k == "CONSTANTARRAY" and depth < 6:
+        inner = _flat_record(t.element_type, depth + 1)
+        return (inner[0], inner[1] * t.element_count) if inner else None
+    if k != "RECORD" or depth >= 6:
+        return None
+    leaves = []
+    for f in t.get_fields():
+        r = _flat_record(f.type, depth + 1)
+        if r is None:
+            return None
+        leaves.append(r)
+    if not leaves or len({dt for dt, _ in leaves}) != 1:
+        return None
+    dt, n = leaves[0][0], sum(c for _, c in leaves)
+    return (dt, n) if n * _BYTES[dt] == t.get_size() else None      # padding or an alignment attribute: no
+
+
+def _subst(ctype: str, env: dict) -> str:
+    """A type spelled with template parameters, with the instance's types in (`const T *` -> `const float *`)."""
+    return re.sub(r"\b\w+\b", lambda m: str(env[m.group(0)]) if isinstance(env.get(m.group(0)), str)
+                  else m.group(0), ctype or "")
+
+
+def _canon(p, sym=None) -> str:
+    t = p.node.canonical_type.spelling
+    if sym is not None and sym.types and "type-parameter" in t:
+        return _subst(p.type, sym.types)
+    return t

@@ -1,0 +1,104 @@
+"""The files a kernel is derived through (derive.py): a file with its project headers inlined, as the
+translators read it (translate/kernel/units.py), and the sibling file that launches a kernel whose own
+file does not."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+
+def _unit_model(path: str):
+    """(model, LineMap or None) of a file with the project headers it includes inlined, as the translators read
+    it (translate/kernel/units.py): kernels defined in `kernel.h` / `*.cuh` derive with the file that
+    includes them (26 valid kernels of the HeCBench samples live in headers)."""
+    from porter.frontend.build import build_model
+    from porter.frontend.parse import ParseOptions
+    from porter.source import read_source
+    from porter.translate.kernel.units import inline_headers
+    src, lines = inline_headers(read_source(path))
+    return build_model(src, ParseOptions(full_model=True)), lines
+
+
+def _remapped_line(lines, row: int) -> int:
+    return lines.where(row)[1] if lines is not None else row
+
+
+def _remapped(d, lines):
+    """Lines of the combined text (a file with its headers inlined) as lines of the file they came from: the
+    kernel's own line (with `defined_in` set for a kernel of a header), and `line N` in notes and problems."""
+    if lines is None:
+        return d
+    where, row = lines.where(d.line)
+    d.line = row
+    if where != lines.main:
+        d.defined_in = where
+    fix = re.compile(r"\bline (\d+)\b")
+    d.notes = [fix.sub(lambda m: lines._line_ref(m, None), n) for n in d.notes]
+    for p in d.problems:
+        p.message = fix.sub(lambda m: lines._line_ref(m, None), p.message)
+    return d
+
+
+_HOST_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx", ".h", ".hpp", ".cuh")
+
+
+class _Hosts:
+    """The other source files beside a kernel's file, parsed when a kernel launched in none of its own file's
+    code is looked for (HeCBench's kernel.cu launched from main.cu; a header of host wrappers)."""
+
+    def __init__(self, path: str):
+        self.path = Path(path).resolve()
+        self.models: dict = {}
+        self.lines: dict = {}
+
+    def launching(self, name: str):
+        """The model of the one sibling file with a launch of kernel `name`, or None (none, or several)."""
+        from porter.analysis.launch import site_kernel
+        pat = re.compile(r"(?<![\w.])" + re.escape(name) + r"\s*(?:<[^;{}]*?>)?\s*<<<")
+        files = []
+        for f in sorted(self.path.parent.iterdir()):
+            if f == self.path or f.suffix not in _HOST_SUFFIXES or not f.is_file():
+                continue
+            try:
+                if pat.search(f.read_text(errors="replace")):
+                    files.append(f)
+            except OSError:
+                continue
+        if len(files) != 1:
+            return None
+        model = self._model(files[0])
+        if model is None or not any(site_kernel(s) == name and s.block is not None for s in model.launches):
+            return None
+        return model
+
+    def unit(self, host, path: str, name: str):
+        """(model, kernel, LineMap) of `name` in the host file with the project files it includes inlined (the
+        translators' view: units.py), when the host includes `path`; None otherwise."""
+        pat = r'^\s*#\s*include\s*"(?:[^"]*/)?' + re.escape(Path(path).name) + '"'
+        if re.search(pat, host.source.text, re.M) is None:
+            return None
+        key = ("unit", host.path)
+        if key not in self.models:
+            try:
+                self.models[key], self.lines[key] = _unit_model(host.path)
+            except Exception:            # the unit does not parse: the kernel is read from its own file
+                self.models[key] = None
+        m = self.models[key]
+        fn = next((f for f in m.kernels if f.name == name and f.body is not None), None) if m else None
+        return (m, fn, self.lines.get(key)) if fn is not None else None
+
+    def _model(self, f: Path):
+        if f not in self.models:
+            from porter.frontend.build import build_model
+            from porter.frontend.parse import ParseOptions
+            from porter.source import read_source
+            try:
+                self.models[f] = build_model(read_source(str(f)), ParseOptions(full_model=True))
+            except Exception:            # the other file does not parse: no launch from it
+                self.models[f] = None
+        return self.models[f]
+
+    def release(self) -> None:
+        for m in self.models.values():
+            if m is not None:
+                m.release()
