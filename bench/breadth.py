@@ -325,7 +325,7 @@ def _judge_runs(doc: dict, once, row: dict) -> dict:
     return {**row, "verdict": "disagree", "why": bad}
 
 
-def verify_program(prog_dir: str, res: dict, timeout: float) -> dict:
+def verify_program(prog_dir: str, res: dict, timeout: float, wanted=("vulkan", "opencl")) -> dict:
     """{kernel: verify row} for the valid kernels of the program's .cu files that derive; the others say why."""
     out = {}
     for path in sorted(glob.glob(os.path.join(prog_dir, "**", "*.cu"), recursive=True)):
@@ -340,9 +340,11 @@ def verify_program(prog_dir: str, res: dict, timeout: float) -> dict:
             by_kernel.setdefault(d["kernel"].split("<")[0], []).append(d)
         for k, ds in by_kernel.items():
             targets = [v for t, v in (("glsl", "vulkan"), ("opencl", "opencl"))
-                       if res.get(t, {}).get("kernels", {}).get(k) == "valid"]
+                       if res.get(t, {}).get("kernels", {}).get(k) == "valid" and v in wanted]
             if k in out or not targets:
                 continue
+            if "cuda" in wanted:        # on a GPU: the CUDA original (NVRTC) beside the valid translations
+                targets = ["cuda"] + targets
             rel = os.path.relpath(path, prog_dir)
             bad = [d for d in ds if d["problems"]]
             if bad:                     # an instance that does not derive leaves the kernel underived
@@ -481,6 +483,8 @@ def main(argv=None) -> int:
                     help="also run the valid kernels whose verify case derives (lavapipe 4/8/16 and PoCL, compared "
                          "with each other)")
     ap.add_argument("--verify-timeout", type=float, default=120.0, help="seconds per kernel and run in --verify")
+    ap.add_argument("--verify-targets", default="vulkan,opencl",
+                    help="targets --verify runs where the translation is valid; cuda adds the original (a GPU)")
     ap.add_argument("--reuse", metavar="RESULTS.json", help="take the translation results from an earlier --json "
                     "of the same list and commit instead of translating again (for --verify)")
     if argv is None and sys.argv[1:2] == ["--derive"]:
@@ -522,7 +526,8 @@ def main(argv=None) -> int:
                   f"exit {r['exit']} {r['seconds']:.1f}s", file=sys.stderr, flush=True)
     if args.verify:                     # after translation: one kernel at a time (lavapipe takes every core)
         for p in progs:
-            results[p]["verify"] = verify_program(os.path.join(src, p), results[p], args.verify_timeout)
+            results[p]["verify"] = verify_program(os.path.join(src, p), results[p], args.verify_timeout,
+                                                  tuple(t.strip() for t in args.verify_targets.split(",")))
         explain(results)
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)

@@ -210,3 +210,21 @@ def test_verify_totals_count_every_valid_kernel_and_a_failure_can_be_explained(t
     tot = b.verify_totals(results)
     assert (tot["valid kernels"], tot["not reached"], tot["derived"], tot["failed, explained"]) == (4, 1, 2, 1)
     assert "(valid kernels: 4; reached by a `.cu` file's derivation: 3)" in b.verify_markdown(results)
+
+
+def test_verify_targets_add_the_cuda_original_on_a_gpu(tmp_path, monkeypatch):
+    # `--verify-targets cuda,vulkan` (bench/gpu): the CUDA original beside each valid translation; OpenCL left
+    # out when not asked for, and a kernel with no valid translation among the asked targets is not run
+    b = _breadth()
+    prog = tmp_path / "prog-cuda"
+    shutil.copytree(PROG, prog)
+    seen = {}
+    monkeypatch.setattr(b, "verify_kernel", lambda path, case, targets, timeout: seen.setdefault(
+        case["kernel"], list(targets)) and {"verdict": "agree"})
+    res = {"glsl": {"kernels": {"scale": "valid", "shift": "CP907 x"}},
+           "opencl": {"kernels": {"scale": "valid", "shift": "valid"}}}
+    rows = b.verify_program(str(prog), res, 60, ("cuda", "vulkan"))
+    assert seen == {"scale": ["cuda", "vulkan"]} and "shift" not in rows
+    seen.clear()
+    b.verify_program(str(prog), res, 60)
+    assert seen == {"scale": ["vulkan", "opencl"], "shift": ["opencl"]}

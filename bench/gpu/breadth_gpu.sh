@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# bench/breadth.py --verify on a lent NVIDIA GPU: each derived case of the breadth sample's valid kernels runs as
+# the CUDA original (NVRTC through CuPy) and as cuport's GLSL translation on the NVIDIA Vulkan driver (subgroup
+# 32), compared with each other; the translations are the ones RESULTS.json records (--reuse: not translated
+# again). Needs .gpu/ (kit.sh) and .gpu/hec/src (the HeCBench programs, extracted as docs/breadth.md says) carried.
+# Usage: bash bench/gpu/breadth_gpu.sh LIST RESULTS.json NAME   (results in $OUT/NAME.{json,md,err})
+set -u
+. "$(dirname "$0")/kit.sh"
+nvidia-smi -L > "$O/device.txt" 2>&1
+python3 bench/breadth.py .gpu/hec --list "$1" --reuse "$2" --verify --verify-targets cuda,vulkan \
+  --verify-timeout 60 --json "$O/$3.json" --markdown > "$O/$3.md" 2> "$O/$3.err"
+echo "breadth $3: exit $?"
+grep -A1 "^\*\*verify\*\*" "$O/$3.md" | head -1
+exit 0
