@@ -1,4 +1,6 @@
 """Device-code extraction for NVRTC: host code goes, kernels stay, line numbers are kept."""
+import pytest
+
 from porter.verify.extract import device_code
 
 SOURCE = '''#include <cstdio>
@@ -66,3 +68,54 @@ def test_nvrtc_code_declares_cstdint_and_keeps_line_numbers():
     head, body = code.split("#line 1\n")
     assert "typedef long int64_t;" in head and "typedef unsigned long uint64_t;" in head
     assert body.splitlines()[1] == "__global__ void g(int64_t *o) { o[0] = 1; }"
+
+
+def test_host_declarations_nvrtc_rejects_can_be_left_out_device_code_cannot():
+    # snake's `using clock = std::chrono::steady_clock;` and page-rank's getopt table stay in device_code (a type
+    # alias, a constant-like variable) and NVRTC rejects them: repaired() drops the declarations at the lines of
+    # its errors; a device function's line is never dropped
+    from porter.verify.extract import device_code
+    src = ("using clock_t2 = std::chrono::steady_clock;\n"
+           "struct option opts[] = {{\"n\", 1, 0, 'n'}};\n"
+           "__device__ int twice(int v) { return 2 * v; }\n"
+           "__global__ void k(int *x) { x[0] = twice(x[0]); }\n")
+    kept = device_code(src)
+    assert "std::chrono" in kept and "opts[]" in kept
+    code = device_code(src, drop={1, 2, 3})
+    assert code.count("\n") == src.count("\n")                     # line numbers kept
+    assert "std::chrono" not in code and "opts" not in code and "__device__ int twice" in code
+    assert "__global__ void k" in code
+
+
+def test_the_original_text_holds_the_kernels_of_the_project_headers_it_includes(tmp_path):
+    # pnpoly / laplace3d / backprop: the kernel is in kernel.h; the CUDA backend compiled main.cu's device part
+    # with the #include blanked: "identifier `pnpoly_base` is undefined"
+    from porter.verify.worker import original_text
+    (tmp_path / "kernel.h").write_text("__global__ void k(float *x) { x[0] = 1.0f; }\n")
+    (tmp_path / "main.cu").write_text('#include <cstdio>\n#include "kernel.h"\nint main() { return 0; }\n')
+    text = original_text(tmp_path / "main.cu")
+    assert "__global__ void k(float *x)" in text and "#include <cstdio>" in text
+
+
+def test_repaired_retries_without_the_host_declarations_nvrtc_names(monkeypatch):
+    from porter.verify.backends import CompileError, cuda
+    src = ("using clock_t2 = std::chrono::steady_clock;\n"
+           "__global__ void k(int *x) { x[0] = 1; }\n")
+    tried = []
+
+    def module(code, options, name):
+        tried.append(code)
+        if "std::chrono" in code:
+            raise CompileError('NVRTC: /tmp/x.cu(1): error: namespace "std" has no member "chrono"')
+        if "BROKEN" in code:
+            raise CompileError("NVRTC: /tmp/x.cu(2): error: identifier \"BROKEN\" is undefined")
+        return "MOD"
+    monkeypatch.setattr(cuda, "_module", module)
+
+    class Case:
+        name_expression = "k"
+    code, mod = cuda.repaired(Case(), src, ())
+    assert mod == "MOD" and len(tried) == 2 and "std::chrono" not in code and "__global__ void k" in code
+    # an error in the kernel itself: nothing to leave out, the first error is raised
+    with pytest.raises(CompileError, match="BROKEN"):
+        cuda.repaired(Case(), src.replace("x[0] = 1", "x[0] = BROKEN"), ())

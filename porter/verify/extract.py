@@ -94,8 +94,16 @@ def _keep(header: str, has_body: bool) -> bool:
     return True
 
 
-def _scan(text: str, m: str, start: int, end: int) -> str:
+def _scan(text: str, m: str, start: int, end: int, drop=frozenset()) -> str:
+    """`drop`: 1-based lines whose top-level declaration goes too unless it is a device one (NVRTC's errors in
+    host declarations kept as constants or types: device_code's `drop`)."""
     out: list[str] = []
+
+    def keep(header: str, has_body: bool, a: int, b: int) -> bool:
+        if drop and not DEVICE_WORDS.search(header) and \
+                any(text.count("\n", 0, a) + 1 <= ln <= text.count("\n", 0, b) + 1 for ln in drop):
+            return False
+        return _keep(header, has_body)
     i = start
     while i < end:
         if m[i].isspace():
@@ -122,14 +130,14 @@ def _scan(text: str, m: str, start: int, end: int) -> str:
             continue
         if m[j] == ";":
             chunk = text[i:j + 1]
-            out.append(chunk if _keep(m[i:j], False) else _blank_lines(chunk))
+            out.append(chunk if keep(m[i:j], False, i, j) else _blank_lines(chunk))
             i = j + 1
             continue
         header = m[i:j]
         close = _match_brace(m, j)
         if LINKAGE.match(header):
             out.append(text[i:j + 1])
-            out.append(_scan(text, m, j + 1, close - 1))
+            out.append(_scan(text, m, j + 1, close - 1, drop))
             out.append(text[close - 1:close])
             i = close
             continue
@@ -140,14 +148,15 @@ def _scan(text: str, m: str, start: int, end: int) -> str:
             k = m.find(";", close)
             k = end if k < 0 else k + 1
             out_chunk = text[i:k]
-            out.append(out_chunk if _keep(header, False) else _blank_lines(out_chunk))
+            out.append(out_chunk if keep(header, False, i, k) else _blank_lines(out_chunk))
         else:
             out_chunk = text[i:close]
-            out.append(out_chunk if _keep(header, True) else _blank_lines(out_chunk))
+            out.append(out_chunk if keep(header, True, i, close) else _blank_lines(out_chunk))
         i = k
     return "".join(out)
 
 
-def device_code(text: str) -> str:
-    """The device part of a CUDA or HIP source file, line numbers preserved."""
-    return _scan(text, mask(text), 0, len(text))
+def device_code(text: str, drop=frozenset()) -> str:
+    """The device part of a CUDA or HIP source file, line numbers preserved; the top-level declarations covering
+    a line in `drop` left out too, unless they are device code."""
+    return _scan(text, mask(text), 0, len(text), frozenset(drop))

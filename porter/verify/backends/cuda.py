@@ -1,6 +1,8 @@
 """CUDA: the original .cu through CuPy's RawModule (NVRTC), device code only (see extract.py)."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from . import CompileError, RunOutput, Session, run_session
@@ -61,10 +63,33 @@ STDINT = ("typedef signed char int8_t; typedef unsigned char uint8_t; typedef sh
           "typedef long int64_t; typedef unsigned long uint64_t;\n#line 1\n")
 
 
-def nvrtc_code(source_text: str) -> str:
-    """The source as NVRTC compiles it: its device part (host code and #includes blanked), <cstdint> declared."""
+def nvrtc_code(source_text: str, drop=frozenset()) -> str:
+    """The source as NVRTC compiles it: its device part (host code and #includes blanked), <cstdint> declared;
+    `drop`: lines of host declarations kept so far that NVRTC rejected (repaired())."""
     from porter.verify.extract import device_code
-    return STDINT + device_code(source_text)
+    return STDINT + device_code(source_text, drop)
+
+
+_ERROR_LINE = re.compile(r"\((\d+)\): error")
+
+
+def repaired(case, source_text: str, options: tuple[str, ...], tries: int = 6):
+    """(code, module) of the source's device part; when NVRTC rejects a line of a host declaration that the
+    extraction kept (snake's `using clock = std::chrono::...`, page-rank's `struct option long_options[]` for
+    getopt), that declaration is left out and the compile tried again. An error in device code stays: raised."""
+    drop: set = set()
+    last = None
+    for _ in range(tries):
+        code = nvrtc_code(source_text, drop)
+        try:
+            return code, _module(code, options, case.name_expression)
+        except CompileError as e:
+            last = e
+            lines = {int(n) for n in _ERROR_LINE.findall(str(e))} - drop
+            if not lines or nvrtc_code(source_text, drop | lines) == code:
+                raise                   # nothing more to leave out: the error is in device code
+            drop |= lines
+    raise last
 
 
 def _kernel_params(code: str, kernel: str) -> str:
@@ -97,10 +122,14 @@ def _device_global(mod, code: str, name: str, params: str):
 class NvrtcSession(Session):
     """The kernel compiled by NVRTC with its arguments on the device; launch() is timed with CUDA events."""
 
-    def __init__(self, case, code: str, sizes, arrays):
+    def __init__(self, case, source_text: str, sizes, arrays, extract=nvrtc_code):
         import cupy
         options = ("--std=c++17", *LIMITS, *case.define_flags())
-        mod = _module(code, options, case.name_expression)
+        if extract is nvrtc_code:
+            code, mod = repaired(case, source_text, options)
+        else:
+            code = extract(source_text)
+            mod = _module(code, options, case.name_expression)
         try:
             self.kernel = mod.get_function(case.name_expression)
         except Exception as e:
@@ -146,14 +175,15 @@ class NvrtcSession(Session):
         return {k: cupy.asnumpy(v) for k, v in self.dev.items() if isinstance(self.arrays[k], np.ndarray)}
 
 
-def run_nvrtc(case, code: str, sizes, arrays, repeat: int = 1) -> RunOutput:
-    """Compile `code` with NVRTC, launch the case's kernel once (plus repeat - 1 timed launches)."""
-    return run_session(NvrtcSession(case, code, sizes, arrays), repeat)
+def run_nvrtc(case, source_text: str, sizes, arrays, repeat: int = 1, extract=nvrtc_code) -> RunOutput:
+    """Compile the source's device part (`extract`) with NVRTC, launch the case's kernel once (plus repeat - 1
+    timed launches)."""
+    return run_session(NvrtcSession(case, source_text, sizes, arrays, extract), repeat)
 
 
 def run(case, source_text, manifest, sizes, arrays, *, variant=None, repeat=1) -> RunOutput:
-    return run_nvrtc(case, nvrtc_code(source_text), sizes, arrays, repeat)
+    return run_nvrtc(case, source_text, sizes, arrays, repeat)
 
 
 def open_session(case, source_text, manifest, sizes, arrays, *, variant=None) -> NvrtcSession:
-    return NvrtcSession(case, nvrtc_code(source_text), sizes, arrays)
+    return NvrtcSession(case, source_text, sizes, arrays)

@@ -25,8 +25,8 @@ def device_source(hip_text: str) -> str:
 
 
 def run(case, source_text, manifest, sizes, arrays, *, variant=None, repeat=1):
-    return cuda.run_nvrtc(case, device_source(source_text), sizes, arrays, repeat)
+    return cuda.run_nvrtc(case, source_text, sizes, arrays, repeat, extract=device_source)
 
 
 def open_session(case, source_text, manifest, sizes, arrays, *, variant=None) -> cuda.NvrtcSession:
-    return cuda.NvrtcSession(case, device_source(source_text), sizes, arrays)
+    return cuda.NvrtcSession(case, source_text, sizes, arrays, extract=device_source)
