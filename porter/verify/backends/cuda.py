@@ -60,7 +60,9 @@ LIMITS = ("-DFLT_MAX=3.402823466e+38F", "-DFLT_MIN=1.175494351e-38F", "-DFLT_EPS
 # signature); `#line 1` keeps the source's line numbers in NVRTC's messages
 STDINT = ("typedef signed char int8_t; typedef unsigned char uint8_t; typedef short int16_t; "
           "typedef unsigned short uint16_t; typedef int int32_t; typedef unsigned int uint32_t; "
-          "typedef long int64_t; typedef unsigned long uint64_t;\n#line 1\n")
+          "typedef long int64_t; typedef unsigned long uint64_t; "
+          # <sys/types.h>'s, which host compilers give every CUDA file (HeCBench's ss and snake use uint)
+          "typedef unsigned int uint; typedef unsigned short ushort;\n#line 1\n")
 
 
 def nvrtc_code(source_text: str, drop=frozenset()) -> str:
