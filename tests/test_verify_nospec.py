@@ -785,3 +785,21 @@ __global__ void k(const h_element *compact, float *R, int n) {
 }
 """)
     assert [p.what for p in ks["k"].problems] == ["indexing"]
+
+
+def test_a_buffer_of_a_table_of_buffers_is_sized_by_its_elements_cudamalloc(tmp_path):
+    # metropolis: `int **mdlat = ...; cudaMalloc(&mdlat[k], sizeof(int) * N); k<<<...>>>(mdlat[k], ...)` (was
+    # "'s' receives `mdlat[k]`, not a buffer variable": 5 kernels)
+    d = derive_text(tmp_path, """#include <cuda_runtime.h>
+#include <cstdlib>
+__global__ void k(int *s, float *t, int n) { int i = threadIdx.x; if (i < n) { s[i] = 1; t[i] = 2.0f; } }
+int main() {
+  const int n = 4096, pool = 4;
+  int **tab = (int **)malloc(sizeof(int *) * pool);
+  float *other[4];
+  for (int j = 0; j < pool; j++) { cudaMalloc(&tab[j], sizeof(int) * n); cudaMalloc(&other[j], n * sizeof(float)); }
+  for (int j = 0; j < pool; j++) k<<<n / 256, 256>>>(tab[j], other[j], n);
+  return 0;
+}
+""")["k"]
+    assert (d.signature, d.problems) == ("s: i32[n] out, t: f32[n] out, n: i32", [])

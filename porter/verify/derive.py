@@ -280,7 +280,19 @@ def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) ->
     elif arg is not None:
         b = _bare(arg)
         b = _through_wrappers(sym, b)
-        if b.kind != "DECL_REF_EXPR" or b.ref is None or b.ref.kind not in ("VAR_DECL", "PARM_DECL"):
+        table = _buffer_table(b)        # `mdlat[k]`: one buffer of a table, each cudaMalloc'd as `&mdlat[k]`
+        if table is not None and _allocation(model, table.ref, element=True) is not None:
+            key = (id(table.ref), " ".join(b.text.split()))
+            if key in seen:
+                d.problems.append(Problem(p.name, f"'{p.name}' and '{seen[key]}' are the same buffer "
+                                                  f"`{b.text}` (aliasing): the translations may not keep it"))
+            else:
+                seen[key] = p.name
+                try:
+                    shape = _elements(sym, _allocation(model, table.ref, element=True), _BYTES[dtype], unit)
+                except Underivable as e:
+                    d.problems.append(Problem(p.name, f"size of '{p.name}': {e}"))
+        elif b.kind != "DECL_REF_EXPR" or b.ref is None or b.ref.kind not in ("VAR_DECL", "PARM_DECL"):
             d.problems.append(Problem(p.name, f"'{p.name}' receives `{' '.join(arg.text.split())}`, not a buffer "
                                               "variable: its size is not known"))
         elif id(b.ref) in seen:
@@ -312,6 +324,17 @@ def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) ->
         init = (kind, (0.02,)) if kind == "special" else (kind, ((-1.0, 1.0) if dtype[0] == "f" else
                                                                  (0, 100) if dtype[0] == "u" else (-100, 100)))
     return PDesc(p.name, dtype, _tidy(shape), direction, init=init)
+
+
+def _buffer_table(b):
+    """The DECL_REF_EXPR of the table in `t[k]` when `t` is a local array of / pointer to device pointers."""
+    if b is None or b.kind != "ARRAY_SUBSCRIPT_EXPR" or not b.children:
+        return None
+    t = _bare(b.children[0])
+    if t.kind == "DECL_REF_EXPR" and t.ref is not None and t.ref.kind == "VAR_DECL" and \
+            re.search(r"\*\s*\*|\*\s*\[", t.ref.type or ""):
+        return t
+    return None
 
 
 def _scalar(sym: _Sym, d: Derived, p, arg) -> PDesc:

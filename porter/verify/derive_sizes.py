@@ -411,8 +411,9 @@ def _bare(node):
     return node
 
 
-def _allocation(model, decl):
-    """The byte-count expression of `cudaMalloc(&p, bytes)` for the host pointer `decl`, or None."""
+def _allocation(model, decl, element: bool = False):
+    """The byte-count expression of `cudaMalloc(&p, bytes)` for the host pointer `decl`, or None; `element`:
+    of `cudaMalloc(&p[k], bytes)`, one buffer of a table of them (metropolis's mdlat[k])."""
     for call in model.of_kind("CALL_EXPR"):
         name = call.spelling
         if not name and call.children:     # `cudaMalloc(&d_x, ...)` with `T *d_x` in a template: dependent
@@ -425,6 +426,10 @@ def _allocation(model, decl):
         a = _bare(args[0])
         if a.kind == "UNARY_OPERATOR" and a.op == "&" and a.children:
             target = _bare(a.children[0])
+            if element and target.kind == "ARRAY_SUBSCRIPT_EXPR" and target.children:
+                target = _bare(target.children[0])
+            elif element:
+                continue
             if target.kind == "DECL_REF_EXPR" and target.ref is decl:
                 return args[1]
     return None
