@@ -803,3 +803,41 @@ int main() {
 }
 """)["k"]
     assert (d.signature, d.problems) == ("s: i32[n] out, t: f32[n] out, n: i32", [])
+
+
+def test_a_float_passed_to_an_integer_parameter_is_converted_as_c_does(tmp_path):
+    # cobahh passes `0.001003` to a `const int` parameter: the default was the float text, which the spec
+    # refused ("scalar '_lio_1' (i32) = 0.001003 is not an integer"); C converts it toward zero
+    d = derive_text(tmp_path, """#include <cuda_runtime.h>
+__global__ void k(float *x, const int n, const int q, const int r) { if (threadIdx.x < n) x[threadIdx.x] = q + r; }
+int main() { const int n = 256; float *x; cudaMalloc(&x, n * sizeof(float)); k<<<1, 256>>>(x, n, 0.001003, -2.7); }
+""")["k"]
+    assert d.signature == "x: f32[n] out, n: i32, q: i32 = 0, r: i32 = -2"
+
+
+@needs_cpu_targets
+def test_by_value_parameters_past_the_push_constant_budget_reach_vulkan_in_a_uniform_block(tmp_path, monkeypatch):
+    # cobahh's 25 scalars: the GLSL translation puts them in a uniform block, which the Vulkan verify host refused
+    # ("uniform_block is not supported by the verify host yet"); checked against NumPy
+    names = [f"p{i}" for i in range(40)]
+    (tmp_path / "u.cu").write_text(
+        "__global__ void many(float *out, int n, " + ", ".join(f"float {p}" for p in names) + ") {\n"
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "  if (i < n) out[i] = " + " + ".join(f"{k + 1} * {p}" for k, p in enumerate(names)) + " + i;\n}\n")
+    sig = "out: f32[n] out, n: i32, " + ", ".join(f"{p}: f32 = {k / 8}" for k, p in enumerate(names))
+    (tmp_path / "verify_spec.py").write_text(f'''
+import numpy as np
+from porter.verify.spec import Case, Tol
+def ref(out, n, **p):
+    return {{"out": sum((k + 1) * p[f"p{{k}}"] for k in range(40)) + np.arange(n, dtype=np.float64)}}
+KERNELS = [Case(source="u.cu", kernel="many", signature="{sig}", grid="ceil(n / 64)", block="64",
+                reference=ref, sizes=[{{"n": 1000}}], tol=Tol(1e-5, 1e-3))]
+''')
+    from porter.translate import api
+    man = api.translate_file(str(tmp_path / "u.cu"), "glsl").manifests["many"]
+    assert man["uniform_block"] is not None and man["push_constant_size"] == 0
+    from porter.verify.runner import Runner
+    from porter.verify.spec import load_spec
+    monkeypatch.setenv("VK_ICD_FILENAMES", LAVAPIPE_ICD)
+    results = Runner(["vulkan"], subgroups=[8], jobs=1).run(load_spec(tmp_path / "verify_spec.py"))
+    assert [(r.target, r.status) for r in results] == [("vulkan", "pass")], [r.message for r in results]

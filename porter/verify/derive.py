@@ -364,7 +364,12 @@ def _scalar(sym: _Sym, d: Derived, p, arg) -> PDesc:
         d.notes.append(f"'{p.name}' = `{' '.join(arg.text.split())}` is not a constant: 1.5 assumed")
         return PDesc(p.name, dtype, default="1.5")
     try:
-        return PDesc(p.name, dtype, default=_tidy(sym.expr(arg)))
+        text = _tidy(sym.expr(arg))
+        if re.fullmatch(r"-?\d*\.\d*(e[-+]?\d+)?", text):
+            text = str(int(float(text)))    # cobahh passes 0.001003 to a `const int`: C converts it to 0
+        elif re.search(r"float|double", _bare(arg).type or "") and not text.startswith("trunc("):
+            text = f"trunc({text})"         # a float expression converted as C does
+        return PDesc(p.name, dtype, default=text)
     except Underivable as e:
         d.problems.append(Problem(p.name, f"'{p.name}': {e}"))
         return PDesc(p.name, dtype, default="1")

@@ -8,6 +8,10 @@ import re
 from porter.verify.derive_types import _subst
 
 
+_WRAPPERS = ("PAREN_EXPR", "UNEXPOSED_EXPR", "CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR", "CXX_FUNCTIONAL_CAST_EXPR")
+_INTEGRAL = re.compile(r"\b(int|long|short|unsigned|size_t|u?int\d+_t)\b")
+_FLOATING = re.compile(r"\b(float|double)\b")
+
 HEURISTIC_SIZE = 1000            # a size the program decides at run time
 HEURISTIC_BLOCK = 256            # a block size the program decides at run time (argv, a wrapper's parameter)
 DEVICE_PROPS = {"multiProcessorCount": 16}   # cudaDeviceProp fields read for a grid: a small device assumed
@@ -87,13 +91,20 @@ class _Sym:
         return 1 if any(c.spelling == caller.name for c in self.model.of_kind("CALL_EXPR")) else 2
 
     def expr(self, node, depth: int = 0) -> str:
-        from porter.analysis.launch import fold_int
+        """The spec notation of a host expression; a float converted to an integer (a cast or C's implicit
+        conversion: cobahh's `const int _lio_1 = _timestep(0.003, dt)`) is trunc(...), as C converts it."""
         if node is None or depth > 12:
             raise Underivable("expression too deep")
-        n = node
-        while n.kind in ("PAREN_EXPR", "UNEXPOSED_EXPR", "CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR",
-                         "CXX_FUNCTIONAL_CAST_EXPR") and n.children:
+        n, trunc = node, False
+        while n.kind in _WRAPPERS and n.children:
+            trunc = trunc or (_INTEGRAL.search(n.type or "") is not None and
+                              _FLOATING.search(n.children[-1].type or "") is not None)
             n = n.children[-1]
+        text = self._expr(n, depth)
+        return f"trunc({text})" if trunc and not re.fullmatch(r"-?\d+", text) else text
+
+    def _expr(self, n, depth: int) -> str:
+        from porter.analysis.launch import fold_int
         k = n.kind
         if k == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind in ("VAR_DECL", "PARM_DECL"):
             return self.variable(n.ref, depth)

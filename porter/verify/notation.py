@@ -41,6 +41,7 @@ class SpecError(ValueError):
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "ceil": math.ceil,
     "floor": math.floor,
+    "trunc": math.trunc,                              # C's float -> integer conversion
     "min": min,
     "max": max,
     "abs": abs,

@@ -259,10 +259,10 @@ class _Context:
                 return i
         raise RuntimeError(f"no Vulkan memory type with flags {want:#x}")
 
-    def buffer(self, size: int, host: bool):
+    def buffer(self, size: int, host: bool, uniform: bool = False):
         vk = self.vk
-        usage = (vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | vk.VK_BUFFER_USAGE_TRANSFER_SRC_BIT
-                 | vk.VK_BUFFER_USAGE_TRANSFER_DST_BIT)
+        usage = (vk.VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT if uniform else vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT) | \
+            vk.VK_BUFFER_USAGE_TRANSFER_SRC_BIT | vk.VK_BUFFER_USAGE_TRANSFER_DST_BIT
         buf = vk.vkCreateBuffer(self.device, vk.VkBufferCreateInfo(
             size=size, usage=usage, sharingMode=vk.VK_SHARING_MODE_EXCLUSIVE), None)
         req = vk.vkGetBufferMemoryRequirements(self.device, buf)
@@ -327,13 +327,18 @@ class _Pipeline:
         buffers = manifest.get("buffers", [])
         if any(b.get("set", 0) != 0 for b in buffers):
             raise CompileError("manifest: only descriptor set 0 is supported")
-        if manifest.get("uniform_block"):
-            raise CompileError("manifest: uniform_block is not supported by the verify host yet")
+        ub = manifest.get("uniform_block")
+        if ub and ub.get("set", 0) != 0:
+            raise CompileError("manifest: only descriptor set 0 is supported")
         self.module = vk.vkCreateShaderModule(ctx.device, vk.VkShaderModuleCreateInfo(
             codeSize=len(spirv), pCode=spirv), None)
         bindings = [vk.VkDescriptorSetLayoutBinding(
             binding=b["binding"], descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptorCount=1,
             stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT) for b in buffers]
+        if ub:                  # by-value parameters past the push-constant budget: a uniform block (cobahh's 25)
+            bindings.append(vk.VkDescriptorSetLayoutBinding(
+                binding=ub["binding"], descriptorType=vk.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, descriptorCount=1,
+                stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT))
         self.set_layout = vk.vkCreateDescriptorSetLayout(ctx.device, vk.VkDescriptorSetLayoutCreateInfo(
             bindingCount=len(bindings), pBindings=bindings or None), None)
         self.push_size = int(manifest.get("push_constant_size") or 0)
@@ -450,6 +455,11 @@ class VkSession(Session):
                                f"(manifest \"min_subgroup_size\"), this device has {ctx.subgroup_size}")
         check_launch_contract(manifest, block, arrays)
         self.push = _push_bytes(manifest, arrays)
+        ub = manifest.get("uniform_block")
+        # the uniform block's members packed as push constants are (the manifest gives their offsets)
+        self.uniform = (ub["binding"], _push_bytes({"push_constant_size": ub["size"],
+                                                    "push_constants": ub["members"]}, arrays)) if ub else None
+        self.pipe, self.ubuf = None, None
         self.pipe = _Pipeline(ctx, spirv, manifest, block, case.defines)
         self.arrays, self.bufs, self.dpool, self.qpool = arrays, {}, None, None
         try:
@@ -481,9 +491,12 @@ class VkSession(Session):
                 host = ctx.buffer(len(data), host=True)
                 self.bufs[name] = (host, None, len(data))
                 ctx.write(host[1], data)
+        sizes = [vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                         descriptorCount=max(1, len(self.bufs)))]
+        if self.uniform:
+            sizes.append(vk.VkDescriptorPoolSize(type=vk.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER, descriptorCount=1))
         self.dpool = vk.vkCreateDescriptorPool(ctx.device, vk.VkDescriptorPoolCreateInfo(
-            maxSets=1, poolSizeCount=1, pPoolSizes=[vk.VkDescriptorPoolSize(
-                type=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptorCount=max(1, len(self.bufs)))]), None)
+            maxSets=1, poolSizeCount=len(sizes), pPoolSizes=sizes), None)
         self.dset = vk.vkAllocateDescriptorSets(ctx.device, vk.VkDescriptorSetAllocateInfo(
             descriptorPool=self.dpool, descriptorSetCount=1, pSetLayouts=[self.pipe.set_layout]))[0]
         writes = [vk.VkWriteDescriptorSet(
@@ -491,6 +504,14 @@ class VkSession(Session):
             descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
             pBufferInfo=[vk.VkDescriptorBufferInfo(buffer=dev[0], offset=0, range=size)])
             for name, (dev, _, size) in self.bufs.items()]
+        if self.uniform:
+            binding, data = self.uniform
+            self.ubuf = ctx.buffer(len(data), host=True, uniform=True)
+            ctx.write(self.ubuf[1], data)
+            writes.append(vk.VkWriteDescriptorSet(
+                dstSet=self.dset, dstBinding=binding, descriptorCount=1,
+                descriptorType=vk.VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER,
+                pBufferInfo=[vk.VkDescriptorBufferInfo(buffer=self.ubuf[0], offset=0, range=len(data))]))
         if writes:
             vk.vkUpdateDescriptorSets(ctx.device, len(writes), writes, 0, None)
         self.push_c = vk.ffi.new("char[]", self.push) if self.push else None
@@ -551,6 +572,9 @@ class VkSession(Session):
             if stage:
                 ctx.free(*stage)
         self.bufs = {}
+        if self.ubuf is not None:
+            ctx.free(*self.ubuf)
+            self.ubuf = None
         if self.pipe is not None:
             self.pipe.destroy()
             self.pipe = None
