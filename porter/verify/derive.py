@@ -282,29 +282,23 @@ def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) ->
         b = _through_wrappers(sym, b)
         table = _buffer_table(b)        # `mdlat[k]`: one buffer of a table, each cudaMalloc'd as `&mdlat[k]`
         if table is not None and _allocation(model, table.ref, element=True) is not None:
-            key = (id(table.ref), " ".join(b.text.split()))
-            if key in seen:
-                d.problems.append(Problem(p.name, f"'{p.name}' and '{seen[key]}' are the same buffer "
-                                                  f"`{b.text}` (aliasing): the translations may not keep it"))
-            else:
-                seen[key] = p.name
-                try:
-                    shape = _elements(sym, _allocation(model, table.ref, element=True), _BYTES[dtype], unit)
-                except Underivable as e:
-                    d.problems.append(Problem(p.name, f"size of '{p.name}': {e}"))
-        elif b.kind != "DECL_REF_EXPR" or b.ref is None or b.ref.kind not in ("VAR_DECL", "PARM_DECL"):
+            key, size, shown = (id(table.ref), " ".join(b.text.split())), \
+                _allocation(model, table.ref, element=True), " ".join(b.text.split())
+        elif b.kind == "DECL_REF_EXPR" and b.ref is not None and b.ref.kind in ("VAR_DECL", "PARM_DECL"):
+            key, size, shown = id(b.ref), _allocation(model, b.ref), b.spelling
+            zeroed = _zeroed(model, b.ref, sym.site)
+        else:
+            key = None
             d.problems.append(Problem(p.name, f"'{p.name}' receives `{' '.join(arg.text.split())}`, not a buffer "
                                               "variable: its size is not known"))
-        elif id(b.ref) in seen:
-            d.problems.append(Problem(p.name, f"'{p.name}' and '{seen[id(b.ref)]}' are the same buffer "
-                                              f"`{b.spelling}` (aliasing): the translations may not keep it"))
-        else:
-            seen[id(b.ref)] = p.name
-            zeroed = _zeroed(model, b.ref, sym.site)
-            size = _allocation(model, b.ref)
+        if key is not None and key in seen:
+            d.problems.append(Problem(p.name, f"'{p.name}' and '{seen[key]}' are the same buffer "
+                                              f"`{shown}` (aliasing): the translations may not keep it"))
+        elif key is not None:
+            seen[key] = p.name
             elem = _BYTES[dtype]
             if size is None:
-                d.problems.append(Problem(p.name, f"no cudaMalloc of `{b.spelling}` in this file: the size of "
+                d.problems.append(Problem(p.name, f"no cudaMalloc of `{shown}` in this file: the size of "
                                                   f"'{p.name}' is not known"))
             else:
                 try:

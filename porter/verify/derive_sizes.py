@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from porter.verify.derive_types import _subst
+from porter.verify.derive_types import _BYTES, _dtype, _subst
 
 
 _WRAPPERS = ("PAREN_EXPR", "UNEXPOSED_EXPR", "CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR", "CXX_FUNCTIONAL_CAST_EXPR")
@@ -397,12 +397,6 @@ def _has_var_refs(node) -> bool:
                for n in node.walk())
 
 
-_SIZES = {"float": 4, "double": 8, "int": 4, "unsigned int": 4, "unsigned": 4, "long": 8, "long long": 8,
-          "unsigned long": 8, "unsigned long long": 8, "short": 2, "unsigned short": 2, "char": 1, "unsigned char": 1,
-          "signed char": 1, "bool": 1, "int8_t": 1, "uint8_t": 1, "int16_t": 2, "uint16_t": 2, "int32_t": 4,
-          "uint32_t": 4, "int64_t": 8, "uint64_t": 8, "size_t": 8, "half": 2, "__half": 2}
-
-
 def _sizeof(sym: _Sym, node):
     """`sizeof(float)` (clang's value), or `sizeof(T)` with T a template parameter the instance binds."""
     if isinstance(node.value, int) and not isinstance(node.value, bool):
@@ -410,8 +404,8 @@ def _sizeof(sym: _Sym, node):
     m = re.fullmatch(r"\s*sizeof\s*\(?\s*([\w\s]+?)\s*\)?\s*", node.text or "")
     if m is None:
         return None
-    t = _subst(m.group(1), {**sym.env, **sym.types})
-    return _SIZES.get(" ".join(re.sub(r"\b(const|volatile)\b", " ", t).split()))
+    dtype = _dtype(_subst(m.group(1), {**sym.env, **sym.types}))
+    return _BYTES.get(dtype) if dtype else None
 
 
 def _bare(node):

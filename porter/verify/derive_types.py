@@ -10,7 +10,7 @@ _DTYPES = {"float": "f32", "double": "f64", "int": "i32", "unsigned int": "u32",
            # buffers of half, short and char (hadamard's and vadd's __half, ldpc's char counts)
            "half": "f16", "__half": "f16", "short": "i16", "unsigned short": "u16", "char": "i8", "unsigned char": "u8",
            "int8_t": "i8", "uint8_t": "u8", "int16_t": "i16", "uint16_t": "u16", "int32_t": "i32", "uint32_t": "u32",
-           "int64_t": "i64", "uint64_t": "u64"}
+           "int64_t": "i64", "uint64_t": "u64", "size_t": "u64"}
 _BYTES = {"f32": 4, "f64": 8, "i32": 4, "u32": 4, "i64": 8, "u64": 8, "f16": 2, "i16": 2, "u16": 2, "i8": 1, "u8": 1}
 
 

@@ -75,20 +75,21 @@ def nvrtc_code(source_text: str, drop=frozenset()) -> str:
 _ERROR_LINE = re.compile(r"\((\d+)\): error")
 
 
-def repaired(case, source_text: str, options: tuple[str, ...], tries: int = 6):
+def repaired(case, source_text: str, options: tuple[str, ...], extract=None, tries: int = 6):
     """(code, module) of the source's device part; when NVRTC rejects a line of a host declaration that the
     extraction kept (snake's `using clock = std::chrono::...`, page-rank's `struct option long_options[]` for
     getopt), that declaration is left out and the compile tried again. An error in device code stays: raised."""
+    extract = extract or nvrtc_code     # (text, drop) -> the code NVRTC compiles, lines kept
     drop: set = set()
     last = None
     for _ in range(tries):
-        code = nvrtc_code(source_text, drop)
+        code = extract(source_text, drop)
         try:
             return code, _module(code, options, case.name_expression)
         except CompileError as e:
             last = e
             lines = {int(n) for n in _ERROR_LINE.findall(str(e))} - drop
-            if not lines or nvrtc_code(source_text, drop | lines) == code:
+            if not lines or extract(source_text, drop | lines) == code:
                 raise                   # nothing more to leave out: the error is in device code
             drop |= lines
     raise last
@@ -127,11 +128,7 @@ class NvrtcSession(Session):
     def __init__(self, case, source_text: str, sizes, arrays, extract=nvrtc_code):
         import cupy
         options = ("--std=c++17", *LIMITS, *case.define_flags())
-        if extract is nvrtc_code:
-            code, mod = repaired(case, source_text, options)
-        else:
-            code = extract(source_text)
-            mod = _module(code, options, case.name_expression)
+        code, mod = repaired(case, source_text, options, extract)
         try:
             self.kernel = mod.get_function(case.name_expression)
         except Exception as e:

@@ -18,10 +18,11 @@ def prepare(variant) -> dict:
     return cuda.prepare(variant)
 
 
-def device_source(hip_text: str) -> str:
+def device_source(hip_text: str, drop=frozenset()) -> str:
+    """The HIP file's device part after the compatibility header (`drop`: cuda.repaired's host lines)."""
     from porter.verify.extract import device_code
     # #line keeps NVRTC's line numbers pointing into the HIP file.
-    return f'{HEADER.read_text()}\n#line 1 "kernel.hip"\n{device_code(hip_text)}'
+    return f'{HEADER.read_text()}\n#line 1 "kernel.hip"\n{device_code(hip_text, drop)}'
 
 
 def run(case, source_text, manifest, sizes, arrays, *, variant=None, repeat=1):
