@@ -34,12 +34,13 @@ def refusal(res, code="CP907"):
     return d[0]
 
 
-def assert_refused_at(tmp_path, target, code, line, what, kernel="k"):
-    """`code` translated for `target`: kernel `kernel` is left out and refused (CP907) at `line`, saying `what`."""
+def assert_refused_at(tmp_path, target, code, line, what, kernel="k", column=None):
+    """`code` translated for `target`: kernel `kernel` is left out and refused (CP907) at `line` (and `column`, when
+    given), saying `what`."""
     res = translate_text(tmp_path, target, code)
     assert kernel not in outputs(res)
     d = refusal(res)
-    assert what in d.message and d.row == line, (d.row, d.message)
+    assert what in d.message and d.row == line and column in (None, d.column), (d.row, d.column, d.message)
 
 
 def run_spec(monkeypatch, spec_path, targets=("vulkan", "opencl"), subgroups=SUBGROUPS):

@@ -6,7 +6,8 @@ import os
 
 import numpy as np
 import pytest
-from kernel_helpers import can_validate, expected_runs, failures, outputs, ran_keys, refusal, run_spec, translate_text
+from kernel_helpers import (assert_refused_at, can_validate, expected_runs, failures, outputs, ran_keys, run_spec,
+                            translate_text)
 
 from porter.translate.api import translate_file
 from porter.translate.kernel.pointers import NULL_OFFSET
@@ -84,16 +85,14 @@ REFUSED = [
 @pytest.mark.parametrize("target", ["glsl", "opencl"])
 @pytest.mark.parametrize("code,at,what", REFUSED)
 def test_null_pointers_that_stay_refused(tmp_path, target, code, at, what):
-    d = refusal(translate_text(tmp_path, target, code))
-    assert (d.row, d.column) == at and what in d.message, (d.row, d.column, d.message)
+    assert_refused_at(tmp_path, target, code, at[0], what, column=at[1])
 
 
 @pytest.mark.parametrize("target", ["glsl", "opencl"])
 def test_null_choice_between_arrays_stays_refused(tmp_path, target):
     code = ("__global__ void k(float *a, float *b, int f) {\n    float *p = f ? a : (f > 1 ? b : nullptr);\n"
             "    p[0] = 1.0f;\n}\n")
-    d = refusal(translate_text(tmp_path, target, code))
-    assert (d.row, d.column) == (2, 16) and "selects between pointers into different arrays" in d.message
+    assert_refused_at(tmp_path, target, code, 2, "selects between pointers into different arrays", column=16)
 
 
 def test_opencl_kernel_sees_a_null_parameter_the_host_passes(tmp_path):
