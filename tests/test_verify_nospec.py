@@ -96,6 +96,129 @@ def test_aliasing_offset_pointers_and_run_time_sizes(tmp_path):
     assert runtime.notes == ["n is decided at run time (line 4): 1000 assumed (--sizes n=N)"]
 
 
+WRITTEN = """#include <cstdlib>
+#include <iostream>
+__global__ void k(const float* a, float* b, int n) {{ int i = threadIdx.x; if (i < n) b[i] = a[i]; }}
+int main(int argc, char** argv) {{
+    {decl}
+    float *d_a, *d_b;
+    cudaMalloc(&d_a, n * sizeof(float));
+    cudaMalloc(&d_b, n * sizeof(float));
+    k<<<(n + 127) / 128, 128>>>(d_a, d_b, n);
+    {after}
+    return 0;
+}}
+"""
+
+
+def written(tmp_path, decl, after=""):
+    return derive_text(tmp_path, WRITTEN.format(decl=decl, after=after))["k"]
+
+
+def test_a_variable_written_after_its_declaration_takes_the_value_reaching_the_launch(tmp_path):
+    # cfd: `int nelr; ... nelr = block_length * (...)`: the assignment before the launch, not 1000 of its own
+    d = written(tmp_path, "int m = atoi(argv[1]); int n; n = 192 * ((m / 192) + 1);")
+    assert (d.signature, d.sizes, d.problems) == \
+        ("a: f32[192 * ((m // 192) + 1)] in, b: f32[192 * ((m // 192) + 1)] out, n: i32 = 192 * ((m // 192) + 1)",
+         {"m": 1000}, [])
+    # ga: `end = cur + 1024; if (end >= max) end = max;` is min(cur + 1024, max)
+    d = written(tmp_path, "int lim = atoi(argv[1]); int n = 1024; if (n >= lim) n = lim;")
+    assert d.signature.startswith("a: f32[min(1024, lim)] in") and d.sizes == {"lim": 1000}
+    # metropolis: `int L = 32;` changed only by a command-line option: the program's default
+    d = written(tmp_path, "int n = 4096; if (argc > 1) n = atoi(argv[1]);")
+    assert d.sizes == {"n": 4096} and d.notes == ["`n` may be set from the command line (line 5): its default "
+                                                  "`4096` taken"]
+    # ga's `current_position = 0`, advanced after each launch: the first launch's value
+    d = written(tmp_path, "int n = 4096;", after="n = 2 * n;")
+    assert d.sizes == {"n": 4096} and "changed after the launch" in d.notes[0]
+    # inversek2j: `int data_size = 0; file >> data_size;` is read at run time, not the initial 0
+    d = written(tmp_path, "int n = 0; std::cin >> n;")
+    assert d.sizes == {"n": 1000} and d.problems == []
+    # negative: a write under a condition that is not a command-line value, and a compound one, stay run time
+    for decl in ("int n = 4096; if (argc > 2) n = 2 * argc;", "int n = 64; n *= argc;"):
+        d = written(tmp_path, decl)
+        assert d.sizes == {"n": 1000} and d.notes[-1].startswith("n is decided at run time"), decl
+
+
+def test_a_product_over_a_constant_loop_keeps_the_relation(tmp_path):
+    # tensorAccessor: `numel = 1; for (i < 2) numel *= sizes[i];` is nrow * ncol, not a third independent 1000
+    decl = "int r = atoi(argv[1]), c = atoi(argv[2]); const int dims[2] = {r, c}; int n = 1; " \
+           "for (int i = 0; i < 2; i++) n *= dims[i];"
+    d = written(tmp_path, decl)
+    assert d.signature.startswith("a: f32[(1 * r) * c] in") and d.sizes == {"r": 1000, "c": 1000}
+    # a trip count the source does not fix: run time
+    d = written(tmp_path, decl.replace("i < 2", "i < argc"))
+    assert d.sizes == {"n": 1000}
+
+
+def test_a_value_read_back_from_the_device_is_a_problem_naming_it(tmp_path):
+    # marchingCubes: `cudaMemcpy(&countedBlockNumLv1, ...)` then `k<<<countedBlockNumLv1, ...>>>`
+    d = written(tmp_path, "unsigned *d_c; cudaMalloc(&d_c, 4); int n; "
+                          "cudaMemcpy(&n, d_c, sizeof(int), cudaMemcpyDeviceToHost);")
+    assert {p.what for p in d.problems} == {"a", "b", "n", "grid"}
+    assert all("`n` is read back from the device (`cudaMemcpy` at line 5)" in p.message for p in d.problems)
+    # negative: a host value copied TO the device is not decided by it
+    d = written(tmp_path, "unsigned *d_c; cudaMalloc(&d_c, 4); int n = atoi(argv[1]); "
+                          "cudaMemcpy(d_c, &n, sizeof(int), cudaMemcpyHostToDevice);")
+    assert d.problems == [] and d.sizes == {"n": 1000}
+
+
+CONSTANT = """
+constexpr int N = 4096;
+constexpr int M = 2048;
+__global__ void k(float* b) {{ int i = blockIdx.x * blockDim.x + threadIdx.x; {body} }}
+int main() {{
+    float *d_b;
+    cudaMalloc(&d_b, N * sizeof(float));
+    k<<<N / 256, 256>>>(d_b);
+    return 0;
+}}
+"""
+
+
+def test_a_constant_the_kernel_reads_too_is_not_a_size_to_halve(tmp_path):
+    # meanshift: the kernel loops over the same N the host sizes the buffers with: halved by cap_sizes, the
+    # buffers shrank and the kernel still read N rows (out of bounds under Oclgrind)
+    d = derive_text(tmp_path, CONSTANT.format(body="if (i < N) b[i] = 1.0f;"))["k"]
+    assert (d.signature, d.grid, d.sizes) == ("b: f32[4096] out", "4096 // 256", {})
+    # negative: a constant the kernel does not read (M) leaves the host's N a size
+    d = derive_text(tmp_path, CONSTANT.format(body="if (i < M) b[2 * i] = 1.0f;"))["k"]
+    assert (d.signature, d.grid, d.sizes) == ("b: f32[N] out", "N // 256", {"N": 4096})
+
+
+GUARDED = """#include <cstdlib>
+__global__ void k(float* b, int n) {{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) b[i] = 1.0f; }}
+int main(int argc, char** argv) {{
+    const int t = atoi(argv[1]), c = atoi(argv[2]);
+    float *d_b;
+    cudaMalloc(&d_b, 1024 * sizeof(float));
+    int cur = 0;
+    int last = {last};
+    while (cur < last) {{
+        int n = last - cur;
+        k<<<{grid}, 256>>>(d_b, n);
+        cur = cur + 1024;
+    }}
+    return 0;
+}}
+"""
+
+
+def test_a_launch_the_derived_sizes_do_not_reach_is_a_problem(tmp_path):
+    # ga: `while (current_position < max_searchable_length)` with max = tseq_size - coarse_match_length, both
+    # 1000 at run time: the loop never runs, the grid came out 0 ("empty launch grid" when run)
+    d = derive_text(tmp_path, GUARDED.format(last="t - c", grid="(n + 255) / 256"))["k"]
+    assert [p.what for p in d.problems] == ["launch"]
+    assert d.problems[0].message.startswith("the launch at line 11 runs only while `cur < last`, false at the "
+                                            "derived sizes (cur = 0, t - c = 0;")
+    # an empty grid without a loop to blame
+    d = derive_text(tmp_path, GUARDED.format(last="t", grid="n / 2048"))["k"]
+    assert [p.what for p in d.problems] == ["grid"] and "is empty at the derived sizes" in d.problems[0].message
+    # negative: reached, and not empty
+    d = derive_text(tmp_path, GUARDED.format(last="t", grid="(n + 255) / 256"))["k"]
+    assert d.problems == [] and d.grid == "((t - cur) + 255) // 256"
+
+
 LOOP = """#include <cuda_runtime.h>
 __global__ void k(float *part, int nb, int t) {{
   if (threadIdx.x == 0) part[blockIdx.x + t * nb] = 1.0f;
@@ -118,8 +241,11 @@ def test_a_loop_counter_argument_takes_its_first_value_not_the_run_time_fallback
     assert d.sizes == {"nb": 64, "iters": 10} and any("counter of the loop" in n for n in d.notes)
     d = derive_text(tmp_path, LOOP.format(loop="for (int t = 2 * nb; t < iters; t++) k<<<nb, 32>>>(d_p, nb, t);"))
     assert d["k"].signature.endswith("t: i32 = 2 * nb")
-    # a counter declared outside the loop is not the loop's: still decided at run time
+    # a counter declared outside the loop and advanced after the launch: its initial value at the first launch
     d = derive_text(tmp_path, LOOP.format(loop="int t = 0; while (t < iters) { k<<<nb, 32>>>(d_p, nb, t); t++; }"))
+    assert d["k"].sizes["t"] == 0 and any("changed after the launch" in n for n in d["k"].notes)
+    # advanced before the launch: decided at run time
+    d = derive_text(tmp_path, LOOP.format(loop="int t = 0; while (t < iters) { t++; k<<<nb, 32>>>(d_p, nb, t); }"))
     assert d["k"].sizes["t"] == 1000
 
 

@@ -30,7 +30,8 @@ from pathlib import Path
 from porter.verify.derive_body import _communicates, _data_indexing, _pointer_use
 from porter.verify.derive_sizes import (HEURISTIC_BLOCK, HEURISTIC_SIZE, Underivable, _allocation, _bare,
                                         _dims_text, _elements, _expressible, _grid_text, _has_var_refs, _loop_start,
-                                        _mark_inline, _Sym, _through_wrappers, _tidy, _wrapper_block, _zeroed)
+                                        _mark_inline, _reaching, _Sym, _through_wrappers, _tidy, _unreached,
+                                        _wrapper_block, _zeroed)
 from porter.verify.derive_types import _BYTES, _canon, _dtype, _flat_pointee, _subst
 from porter.verify.derive_units import _Hosts, _remapped, _remapped_line, _unit_model
 
@@ -173,6 +174,8 @@ def derive_kernel(model, fn, inst=None, host=None) -> Derived:
             d.problems.append(Problem("indexing", f"`{why}` indexes memory with a value loaded from the inputs: "
                                                   "their range must keep it in bounds (init=...)"))
     d.sizes = dict(sym.sizes)
+    if not d.problems:
+        d.problems += [Problem(w, m) for w, m in _unreached(sym, d.grid, d.block, d.sizes)]
     d.notes += sym.notes
     return d
 
@@ -212,6 +215,16 @@ def _from_site(model, fn, site, args, sym: _Sym, d: Derived) -> None:
         if not _is_int(p) or b.kind != "DECL_REF_EXPR" or b.ref is None or id(b.ref) in sym.inline:
             continue
         init = sym.an.definition(b.ref) if b.ref.kind == "VAR_DECL" else sym.caller_arg(b.ref)
+        reach = _reaching(sym, b.ref) if b.ref.kind == "VAR_DECL" else None
+        if reach is not None and reach[0] == "device":
+            d.problems.append(Problem(p.name, f"'{p.name}': {reach[2]}"))
+            continue
+        if reach is not None and reach[0] == "text":
+            continue                    # _Sym.variable gives its expression
+        if reach is not None:
+            init = reach[1]             # the value reaching the launch (None: decided at run time)
+            if reach[2] and reach[2] not in sym.notes:
+                sym.notes.append(reach[2])
         const = fold_int(model, init, sym.env) if init is not None else None
         if const is not None and not _has_var_refs(init):
             sym.size_name(b.ref, const, name=p.name)

@@ -12,6 +12,8 @@ _WRAPPERS = ("PAREN_EXPR", "UNEXPOSED_EXPR", "CSTYLE_CAST_EXPR", "CXX_STATIC_CAS
 _INTEGRAL = re.compile(r"\b(int|long|short|unsigned|size_t|u?int\d+_t)\b")
 _FLOATING = re.compile(r"\b(float|double)\b")
 
+_MATH = {"log2": "log2", "log2f": "log2", "sqrt": "sqrt", "sqrtf": "sqrt", "floor": "floor", "floorf": "floor",
+         "min": "min", "max": "max", "abs": "abs"}     # host calls the notation has
 HEURISTIC_SIZE = 1000            # a size the program decides at run time
 HEURISTIC_BLOCK = 256            # a block size the program decides at run time (argv, a wrapper's parameter)
 DEVICE_PROPS = {"multiProcessorCount": 16}   # cudaDeviceProp fields read for a grid: a small device assumed
@@ -40,6 +42,8 @@ class _Sym:
         self.bound: dict[int, object] = {}   # id(PARM_DECL) -> argument, while a one-line function is inlined
         self.fallback = HEURISTIC_SIZE       # the value a run-time variable is given (HEURISTIC_BLOCK in a block)
         self.visiting: set = set()           # dim3 variables whose member writes are being read
+        self.consts: dict[int, int] = {}     # id(loop counter) -> the value it has in the trip being unrolled
+        self._kernel_reads: set | None = None
 
     def size_name_key(self, key, name: str, value, why: str) -> str:
         """A size name for something that is not a declaration (a struct field, a container's size)."""
@@ -128,6 +132,9 @@ class _Sym:
                                        f"{{name}} is `{c.spelling}.size()`, decided at run time: {self.fallback} "
                                        "assumed (--sizes {name}=N)")
                 return self.names[key]
+        if k == "CALL_EXPR" and n.spelling in _MATH and 1 <= len(n.args()) <= 2:
+            # tridiagonal's `int iterations = log2(system_size / 2)` (trunc(...) by expr's conversion)
+            return f"{_MATH[n.spelling]}({', '.join(_tidy(self.expr(a, depth + 1)) for a in n.args())})"
         if k == "CALL_EXPR" and n.spelling in ("ceil", "ceilf") and len(n.args()) == 1:
             q = _bare(n.args()[0])      # perlin's `std::ceil(WIN_WIDTH / 16.0)`: a float division of integers
             if q.kind == "BINARY_OPERATOR" and q.op == "/" and len(q.children) == 2:
@@ -223,6 +230,34 @@ class _Sym:
             return self.names[key]
         return None
 
+    def kernel_reads(self, decl) -> bool:
+        """A constant at namespace scope that the kernel reads too (directly, through the device functions it
+        calls, or through another such constant's initialiser: marchingCubes's `gridXLv1` is `(N - 1) / ...`):
+        a size fixed at compile time, not one to choose (meanshift's N: halved, the kernel still read N rows)."""
+        if decl.kind != "VAR_DECL" or decl.enclosing("FUNCTION_DECL", "FUNCTION_TEMPLATE", "CXX_METHOD",
+                                                     "COMPOUND_STMT") is not None:
+            return False
+        if self._kernel_reads is None:
+            reads, seen, todo = set(), set(), [self.kernel.node]
+            while todo:
+                node = todo.pop()
+                for n in node.walk():
+                    r = n.ref if n.kind in ("DECL_REF_EXPR", "CALL_EXPR") else None
+                    if r is None or id(r) in seen:
+                        continue
+                    seen.add(id(r))
+                    if r.kind == "VAR_DECL" and r.enclosing("FUNCTION_DECL", "FUNCTION_TEMPLATE", "CXX_METHOD",
+                                                            "COMPOUND_STMT") is None:
+                        reads.add(id(r))
+                        todo.append(r)          # its initialiser's constants
+                    elif r.kind in ("FUNCTION_DECL", "FUNCTION_TEMPLATE") and n.kind == "CALL_EXPR":
+                        fn = next((f for f in self.model.functions if (f.node is r or f.name == r.spelling) and
+                                   f.body is not None), None)
+                        if fn is not None and not fn.is_kernel:
+                            todo.append(fn.body)
+            self._kernel_reads = reads
+        return id(decl) in self._kernel_reads
+
     def variable(self, decl, depth: int) -> str:
         from porter.analysis.launch import fold_int
         if id(decl) in self.bound:          # a parameter of a function being inlined: its argument
@@ -232,6 +267,8 @@ class _Sym:
                 return text if re.fullmatch(r"\w+", text) else f"({text})"
             finally:
                 self.bound[id(decl)] = arg
+        if id(decl) in self.consts:
+            return str(self.consts[id(decl)])
         if id(decl) in self.names:
             return self.names[id(decl)]
         if id(decl) in self.inline:         # makes up the block: the value the block was folded with
@@ -240,13 +277,22 @@ class _Sym:
                 return str(v)
         where = f"line {self.model.source.position(decl.start)[0]}"
         init = self.an.definition(decl) if decl.kind == "VAR_DECL" else self.caller_arg(decl)
+        reach = _reaching(self, decl) if decl.kind == "VAR_DECL" else None
+        if reach is not None:
+            kind, init, note = reach
+            if kind == "device":
+                raise Underivable(note)
+            if note and note not in self.notes:
+                self.notes.append(note)
+            if kind == "text":
+                return init
         if init is not None:
             const = fold_int(self.model, init, self.env)
             v = _bare(init).value
             if const is None and isinstance(v, float) and v.is_integer() and \
                     re.search(r"int|long|short|size_t", decl.type or ""):
                 const = int(v)          # pnpoly's `const int nPoints = 2e7;`
-            if const is not None and id(decl) in self.inline:
+            if const is not None and (id(decl) in self.inline or self.kernel_reads(decl)):
                 return str(const)
             if const is not None and not _has_var_refs(init):
                 return self.size_name(decl, const)
@@ -272,6 +318,8 @@ def _array_element(sym: _Sym, n):
         return None
     base, index = _bare(n.children[0]), n.children[1]
     i = fold_int(sym.model, index, sym.env)
+    if i is None and _bare(index).kind == "DECL_REF_EXPR":
+        i = sym.consts.get(id(_bare(index).ref))     # the counter of a loop being unrolled (_unrolled)
     if base.kind != "DECL_REF_EXPR" or base.ref is None or base.ref.kind != "VAR_DECL" or i is None:
         return None
     init = next((c for c in base.ref.children if c.kind == "INIT_LIST_EXPR"), None)
@@ -638,3 +686,278 @@ def _wrapper_block(model, sym: _Sym, block):
         x = _fold_first(sym, b)
         dims = (x, 1, 1) if x is not None else None
     return dims if dims is not None and dims[0] * dims[1] * dims[2] > 0 else ()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the value a host variable has when the launch runs (a variable written after its declaration)
+
+_INPUT_CALLS = re.compile(r"\b(atoi|atol|atoll|atof|strto[a-z]*|std::sto[a-z]+|sto[ifdlu]l*|getenv|argv)\b")
+_BRANCHES = ("IF_STMT", "FOR_STMT", "WHILE_STMT", "DO_STMT", "SWITCH_STMT", "CXX_FOR_RANGE_STMT")
+_MEMCPY = ("cudaMemcpy", "cudaMemcpyAsync", "hipMemcpy", "hipMemcpyAsync", "cudaMemcpyFromSymbol")
+
+
+def _writes(decl) -> list:
+    """(kind, node) of every write to the local `decl` after its declaration, in source order: `=` (a plain
+    assignment), `op` (compound assignment, ++, --), `device` (`cudaMemcpy(&v, ...)`: read back from the
+    device), `address` (`&v` given to a call), `read` (`in >> v`)."""
+    fn = decl.enclosing("FUNCTION_DECL", "FUNCTION_TEMPLATE", "CXX_METHOD")
+    out = []
+    for m in (fn.walk() if fn is not None else ()):
+        k = m.kind
+        if k in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR") and len(m.children) == 2:
+            lhs, rhs = m.children[0].strip, m.children[1].strip
+            if k == "BINARY_OPERATOR" and m.op == ">>" and getattr(rhs, "ref", None) is decl and \
+                    rhs.kind == "DECL_REF_EXPR" and _extraction(m):
+                out.append(("read", m))         # inversek2j's `coordinate_in_file >> data_size`
+            elif lhs.kind == "DECL_REF_EXPR" and lhs.ref is decl and (k != "BINARY_OPERATOR" or m.op == "="):
+                out.append(("=" if k == "BINARY_OPERATOR" else "op", m))
+        elif k == "UNARY_OPERATOR" and m.children and m.children[0].strip.kind == "DECL_REF_EXPR" and \
+                m.children[0].strip.ref is decl:
+            if m.op in ("++", "--", "post++", "post--"):
+                out.append(("op", m))
+            elif m.op == "&":
+                call = m.parent
+                while call is not None and call.kind in _WRAPPERS:
+                    call = call.parent
+                first = call is not None and call.kind == "CALL_EXPR" and call.args() and \
+                    _bare(call.args()[0]) is m
+                out.append(("device" if first and call.spelling in _MEMCPY else "address", m))
+        elif k == "CALL_EXPR" and m.spelling == "operator>>" and any(
+                _bare(a).kind == "DECL_REF_EXPR" and _bare(a).ref is decl for a in m.args()[1:]):
+            out.append(("read", m))
+    return out
+
+
+def _extraction(m) -> bool:
+    """`in >> v` (and `in >> a >> v`) as a statement: a stream read, not a shift (whose value would be used);
+    clang may not know the stream's type (the shim's headers), so the statement decides."""
+    top = m
+    while top.parent is not None and top.parent.kind == "BINARY_OPERATOR" and top.parent.op == ">>" and \
+            top.parent.children and top.parent.children[0] is top:
+        top = top.parent
+    return top.parent is not None and top.parent.kind == "COMPOUND_STMT" or \
+        re.search(r"stream", m.children[0].type or "") is not None
+
+
+def _launch_point(sym: _Sym, decl):
+    """The node in `decl`'s function where the launch happens: the launch itself, or the call of the host
+    function that makes it (tridiagonal's main calls `pcr_small_systems(...)`); None when not found."""
+    if sym.site is None:
+        return None
+    fn = decl.enclosing("FUNCTION_DECL", "FUNCTION_TEMPLATE", "CXX_METHOD")
+    if fn is None:
+        return None
+    site_fn = sym.model.function_of(sym.site.node)
+    if site_fn is not None and site_fn.node is fn:
+        return sym.site.node
+    names = {site_fn.name} if site_fn is not None else set()
+    for _ in range(3):                  # main -> run(...) -> pcr_small_systems(...) -> the launch
+        call = next((c for c in fn.walk() if c.kind == "CALL_EXPR" and c.spelling in names), None)
+        if call is not None:
+            return call
+        callers = [sym.model.function_of(c) for c in sym.model.of_kind("CALL_EXPR") if c.spelling in names]
+        names = {f.name for f in callers if f is not None}
+    return None
+
+
+def _conditions(node, point, fn_node) -> list:
+    """The if / loop statements around `node` that do not also hold `point` (the writes the launch may not see)."""
+    out = []
+    for a in node.ancestors():
+        if a is fn_node:
+            break
+        if a.kind in _BRANCHES and (point is None or not a.start <= point.start < a.end):
+            out.append(a)
+    return out
+
+
+def _clamp(w, decl):
+    """"min" / "max" for `if (v > X) v = X;` / `if (v < X) v = X;` (ga's `end_position` capped at the searchable
+    length): the IF_STMT holds nothing else; None otherwise."""
+    stmt = w.parent
+    while stmt is not None and stmt.kind == "COMPOUND_STMT" and len(stmt.children) == 1:
+        stmt = stmt.parent
+    if stmt is None or stmt.kind != "IF_STMT" or len(stmt.children) != 2:
+        return None
+    cond = stmt.children[0].strip
+    if cond.kind != "BINARY_OPERATOR" or cond.op not in ("<", "<=", ">", ">=") or len(cond.children) != 2:
+        return None
+    a, b = (c.strip for c in cond.children)
+    x = " ".join(w.children[1].text.split())
+    if a.kind == "DECL_REF_EXPR" and a.ref is decl and " ".join(b.text.split()) == x:
+        return "min" if cond.op in (">", ">=") else "max"
+    if b.kind == "DECL_REF_EXPR" and b.ref is decl and " ".join(a.text.split()) == x:
+        return "min" if cond.op in ("<", "<=") else "max"
+    return None
+
+
+def _reaching(sym: _Sym, decl):
+    """What the local `decl`, written after its declaration, holds when the launch runs: None when nothing
+    writes it (its initialiser does), else (kind, payload, note):
+    ("node", expression node, note): the initialiser when every write comes after the launch (ga's
+    `current_position = 0`, advanced after each launch: the first launch's value), the last plain assignment
+    before it (cfd's `nelr = block_length * (...)`, tridiagonal's `szLocalWorkSize = system_size`), or the
+    initialiser kept when a write under a condition reads the command line (metropolis's `int L = 32` with
+    `-l`: the program's default);
+    ("text", size expression, note): the initialiser capped by `if (v > X) v = X` (min(init, X)) or made by a
+    loop of constant trip count (tensorAccessor's `numel *= sizes[i]` over i < 2);
+    ("runtime", None, None): decided at run time (read from a stream or through a pointer);
+    ("device", None, message): read back from the device (`cudaMemcpy(&v, ...)`): a value a kernel computes."""
+    writes = _writes(decl)
+    if not writes:
+        return None
+    where = lambda n: sym.model.source.position(n.start)[0]   # noqa: E731
+    dev = next((w for k, w in writes if k == "device"), None)
+    if dev is not None:
+        call = dev.parent
+        while call is not None and call.kind != "CALL_EXPR":
+            call = call.parent
+        return ("device", None, f"`{decl.spelling}` is read back from the device (`{call.spelling}` at line "
+                                f"{where(dev)}): a value an earlier kernel computes, not a size the source gives")
+    if any(k == "read" for k, _ in writes):
+        return ("runtime", None, None)
+    point = _launch_point(sym, decl)
+    fn = decl.enclosing("FUNCTION_DECL", "FUNCTION_TEMPLATE", "CXX_METHOD")
+    init = _initialiser(decl)
+    before = [(k, w) for k, w in writes if point is None or w.start < point.start]
+    if not before and init is not None:
+        return ("node", init, f"`{decl.spelling}` is changed after the launch (line {where(writes[0][1])}): "
+                              "its value at the first launch taken")
+    value, text, note = init, None, None
+    loops: dict = {}
+    for k, w in before:
+        conds = _conditions(w, point, fn)
+        if k == "op" and conds and conds[0].kind == "FOR_STMT":
+            loops.setdefault(id(conds[0]), (conds[0], []))[1].append(w)
+            continue
+        if k != "=" or _refers_to(w.children[1], decl):
+            return ("runtime", None, None)
+        if not conds:
+            value, text = w.children[1], None
+            continue
+        clamp = _clamp(w, decl) if len(conds) == 1 and conds[0].kind == "IF_STMT" else None
+        if clamp is not None and (value is not None or text is not None):
+            try:
+                text = f"{clamp}({text if text is not None else _tidy(sym.expr(value))}, " \
+                       f"{_tidy(sym.expr(w.children[1]))})"
+            except Underivable:
+                return ("runtime", None, None)
+            continue
+        if value is not None and text is None and _INPUT_CALLS.search(w.children[1].text or ""):
+            note = f"`{decl.spelling}` may be set from the command line (line {where(w)}): its default " \
+                   f"`{' '.join(value.text.split())}` taken"
+            continue
+        return ("runtime", None, None)
+    for loop, ws in loops.values():
+        unrolled = _unrolled(sym, decl, loop, ws, value, text)
+        if unrolled is None:
+            return ("runtime", None, None)
+        value, text = None, unrolled
+    if text is not None:
+        return ("text", text, None)
+    if value is None:
+        return ("runtime", None, None)
+    return ("node", value, note)
+
+
+def _initialiser(decl):
+    exprs = [c for c in decl.children if not c.kind.endswith("_ATTR") and c.kind not in ("TYPE_REF",
+                                                                                         "NAMESPACE_REF")]
+    return exprs[-1] if exprs else None
+
+
+def _refers_to(node, decl) -> bool:
+    return any(n.kind == "DECL_REF_EXPR" and n.ref is decl for n in node.walk())
+
+
+def _unrolled(sym: _Sym, decl, loop, writes, value, text) -> str | None:
+    """`v OP= E(i)` in `for (int i = A; i < B; i++)` with A and B constants (at most 8 trips) and the loop body
+    that one statement: the size expression `((v OP E(A)) OP E(A+1)) ...`; None otherwise."""
+    from porter.analysis.launch import fold_int
+    if len(writes) != 1 or writes[0].kind != "COMPOUND_ASSIGNMENT_OPERATOR" or len(loop.children) != 4:
+        return None
+    w = writes[0]
+    op = {"*=": "*", "+=": "+"}.get(w.op)
+    init, cond, inc, body = loop.children
+    stmts = body.children if body.kind == "COMPOUND_STMT" else [body]
+    if op is None or len(stmts) != 1 or stmts[0] is not w or init.kind != "DECL_STMT" or not init.children:
+        return None
+    i = init.children[0]
+    start = fold_int(sym.model, _initialiser(i), sym.env) if _initialiser(i) is not None else None
+    c = cond.strip
+    if start is None or c.kind != "BINARY_OPERATOR" or c.op not in ("<", "<=") or len(c.children) != 2 or \
+            getattr(c.children[0].strip, "ref", None) is not i or inc.kind != "UNARY_OPERATOR" or \
+            inc.op not in ("++", "post++"):
+        return None
+    stop = fold_int(sym.model, c.children[1], sym.env)
+    if stop is None:
+        return None
+    stop += c.op == "<="
+    if not 0 <= stop - start <= 8:
+        return None
+    try:
+        acc = text if text is not None else (sym.expr(value) if value is not None else None)
+        if acc is None:
+            return None
+        for k in range(start, stop):
+            sym.consts[id(i)] = k
+            try:
+                acc = f"({acc} {op} {sym.expr(w.children[1])})"
+            finally:
+                sym.consts.pop(id(i), None)
+    except Underivable:
+        return None
+    return acc
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# a launch the derived sizes do not reach
+
+# an `if` is not looked at: ss picks StringSearchNaive for one pattern length and another kernel for the others,
+# and the kernel is still one to verify at any length
+_LOOPS = ("WHILE_STMT", "FOR_STMT")
+
+
+def _unreached(sym: _Sym, grid: str, block: str, sizes: dict) -> list[tuple[str, str]]:
+    """(what, message) when the derived sizes do not make the launch the program makes: the condition of a loop
+    the launch sits in (`while (current_position < max_searchable_length)`) false at those sizes, or an empty
+    grid or block (ga's `length` is 0 when the two run-time sizes its bound subtracts are both 1000). The sizes
+    the program needs then are not known: a spec says them."""
+    from porter.verify.notation import eval_int, parse_expr, parse_launch
+    if sym.site is None:
+        return []
+    shown = lambda: ", ".join(f"{k}={v}" for k, v in sizes.items()) or "none"   # noqa: E731
+    line = sym.model.source.position(sym.site.node.start)[0]
+    saved = (dict(sym.names), dict(sym.sizes), list(sym.notes))
+    try:
+        for a in sym.site.node.ancestors():
+            if a.kind == "LAMBDA_EXPR":
+                break
+            if a.kind not in _LOOPS or not a.children:
+                continue
+            cond = a.children[0] if a.kind != "FOR_STMT" else (a.children[1] if len(a.children) == 4 else None)
+            c = cond.strip if cond is not None else None
+            if c is None or c.kind != "BINARY_OPERATOR" or len(c.children) != 2 or \
+                    c.op not in ("<", "<=", ">", ">=", "==", "!=") or not c.spelled_here:
+                continue
+            try:
+                left, right = (sym.expr(x) for x in c.children)
+                lv, rv = (parse_expr(t).eval(sizes) for t in (left, right))
+            except Exception:           # not a condition over sizes (a flag, a pointer, a loop counter)
+                continue
+            if not {"<": lv < rv, "<=": lv <= rv, ">": lv > rv, ">=": lv >= rv, "==": lv == rv,
+                    "!=": lv != rv}[c.op]:
+                return [("launch", f"the launch at line {line} runs only while `{' '.join(c.text.split())}`, "
+                                   f"false at the derived sizes ({_tidy(left)} = {lv}, {_tidy(right)} = {rv}; "
+                                   f"sizes {shown()}): the sizes it needs are not derived")]
+    finally:
+        sym.names, sym.sizes, sym.notes = saved
+    for what, text in (("grid", grid), ("block", block)):
+        try:
+            dims = [eval_int(e, sizes, what) for e in parse_launch(text)]
+        except Exception:
+            continue
+        if min(dims) < 1:
+            return [(what, f"the {what} `{text}` of the launch at line {line} is empty at the derived sizes "
+                           f"({shown()}): the sizes it needs are not derived")]
+    return []
