@@ -140,6 +140,17 @@ def test_a_variable_written_after_its_declaration_takes_the_value_reaching_the_l
         assert d.sizes == {"n": 1000} and d.notes[-1].startswith("n is decided at run time"), decl
 
 
+def test_an_assignment_the_parser_dropped_is_said_in_the_note(tmp_path):
+    # cfd: `std::ifstream file(...)` unknown to the headers at hand: `file >> nel; nelr = ...` are dropped by
+    # clang, and "decided at run time" hid that the program rounds nelr to the block
+    d = written(tmp_path, "int n; n = 192 * std::no_such_helper(argc);")
+    assert d.sizes == {"n": 1000}
+    assert d.notes == ["n: `n` is assigned at line 5 in a statement the parser could not read (no member named "
+                       "'no_such_helper' in namespace 'std'): its value is not known: 1000 assumed (--sizes n=N)"]
+    d = written(tmp_path, "int n; scanf(\"%d\", &n);")     # negative: read through a pointer, no error
+    assert d.notes == ["n is decided at run time (line 5): 1000 assumed (--sizes n=N)"]
+
+
 def test_a_product_over_a_constant_loop_keeps_the_relation(tmp_path):
     # tensorAccessor: `numel = 1; for (i < 2) numel *= sizes[i];` is nrow * ncol, not a third independent 1000
     decl = "int r = atoi(argv[1]), c = atoi(argv[2]); const int dims[2] = {r, c}; int n = 1; " \

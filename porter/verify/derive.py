@@ -30,7 +30,7 @@ from pathlib import Path
 from porter.verify.derive_body import _communicates, _data_indexing, _pointer_use
 from porter.verify.derive_sizes import (HEURISTIC_BLOCK, HEURISTIC_SIZE, Underivable, _allocation, _bare,
                                         _dims_text, _elements, _expressible, _grid_text, _has_var_refs, _loop_start,
-                                        _mark_inline, _reaching, _Sym, _through_wrappers, _tidy, _unreached,
+                                        _lost_write, _mark_inline, _reaching, _Sym, _through_wrappers, _tidy, _unreached,
                                         _wrapper_block, _zeroed)
 from porter.verify.derive_types import _BYTES, _canon, _dtype, _flat_pointee, _subst
 from porter.verify.derive_units import _Hosts, _remapped, _remapped_line, _unit_model
@@ -230,6 +230,9 @@ def _from_site(model, fn, site, args, sym: _Sym, d: Derived) -> None:
             sym.size_name(b.ref, const, name=p.name)
         elif init is None and _loop_start(b.ref) is not None:
             continue                    # a loop counter: _Sym.variable gives its first value
+        elif init is None and reach is None and _lost_write(sym, b.ref):
+            sym.size_name(b.ref, HEURISTIC_SIZE, f"{{name}}: {_lost_write(sym, b.ref)}: {HEURISTIC_SIZE} assumed "
+                                                 "(--sizes {name}=N)", p.name)
         elif init is None or not _expressible(sym, init):
             sym.size_name(b.ref, HEURISTIC_SIZE, f"{{name}} is decided at run time (line {_line(model, b.ref)}): "
                                                  f"{HEURISTIC_SIZE} assumed (--sizes {{name}}=N)", p.name)

@@ -300,6 +300,10 @@ class _Sym:
                 return self.expr(init, depth + 1)
             except Underivable:
                 pass
+        lost = _lost_write(self, decl) if init is None and reach is None else None
+        if lost:                        # said, not refused: a kernel that guards its size still verifies
+            return self.size_name(decl, self.fallback, f"{{name}}: {lost}: {self.fallback} assumed "
+                                                       "(--sizes {name}=N)")
         first = _loop_start(decl)
         if first is not None:           # `for (int t = 0; t < iters; t++) k<<<...>>>(t)`: a value it takes
             text = self.expr(first, depth + 1)
@@ -961,3 +965,24 @@ def _unreached(sym: _Sym, grid: str, block: str, sizes: dict) -> list[tuple[str,
             return [(what, f"the {what} `{text}` of the launch at line {line} is empty at the derived sizes "
                            f"({shown()}): the sizes it needs are not derived")]
     return []
+
+
+def _lost_write(sym: _Sym, decl) -> str | None:
+    """A local with no value in the tree that the source assigns in a statement clang could not read (cfd's
+    `nelr = block_length * (...)` after `file >> nel` with `std::ifstream` unknown to the headers at hand: the
+    statement is dropped, and 1000 of its own broke the rounding to the block the program does): the note
+    that says so, or None."""
+    if decl.kind != "VAR_DECL" or not getattr(sym.model, "errors", None):
+        return None
+    fn = decl.enclosing("FUNCTION_DECL", "FUNCTION_TEMPLATE", "CXX_METHOD")
+    if fn is None:
+        return None
+    text = sym.model.source.slice(decl.end, fn.end)
+    m = re.search(rf"(?<![\w.>])\b{re.escape(decl.spelling)}\s*(=(?!=)|[-+*/%|&^]=|\+\+|--)", text)
+    if m is None:
+        return None
+    line = sym.model.source.position(decl.end + m.start())[0]
+    first, last = sym.model.source.position(fn.start)[0], sym.model.source.position(fn.end)[0]
+    why = next((e.message for e in sym.model.errors if first <= getattr(e, "line", 0) <= last), None)
+    return f"`{decl.spelling}` is assigned at line {line} in a statement the parser could not read" + \
+        (f" ({why})" if why else "") + ": its value is not known"
