@@ -28,10 +28,10 @@ from pathlib import Path
 
 # the layers under this file: types -> sizes (host expressions) -> body (what the kernel does); units (files)
 from porter.verify.derive_body import _communicates, _data_indexing, _pointer_use
-from porter.verify.derive_sizes import (HEURISTIC_BLOCK, HEURISTIC_SIZE, Underivable, _allocation, _bare,
-                                        _dims_text, _elements, _expressible, _grid_text, _has_var_refs, _loop_start,
-                                        _lost_write, _mark_inline, _reaching, _Sym, _through_wrappers, _tidy, _unreached,
-                                        _wrapper_block, _zeroed)
+from porter.verify.derive_sizes import (HEURISTIC_BLOCK, HEURISTIC_SIZE, Underivable, Unknown, _allocation,
+                                        _bare, _computed, _dims_text, _elements, _expressible, _grid_text,
+                                        _has_var_refs, _loop_start, _lost_write, _mark_inline, _reaching, _Sym,
+                                        _through_wrappers, _tidy, _unreached, _wrapper_block, _zeroed)
 from porter.verify.derive_types import _BYTES, _canon, _dtype, _flat_pointee, _subst
 from porter.verify.derive_units import _Hosts, _remapped, _remapped_line, _unit_model
 
@@ -174,6 +174,7 @@ def derive_kernel(model, fn, inst=None, host=None) -> Derived:
             d.problems.append(Problem("indexing", f"`{why}` indexes memory with a value loaded from the inputs: "
                                                   "their range must keep it in bounds (init=...)"))
     d.sizes = dict(sym.sizes)
+    d.problems = list({(p.what, p.message): p for p in d.problems}.values())   # one cause met twice: said once
     if not d.problems:
         d.problems += [Problem(w, m) for w, m in _unreached(sym, d.grid, d.block, d.sizes)]
     d.notes += sym.notes
@@ -233,9 +234,18 @@ def _from_site(model, fn, site, args, sym: _Sym, d: Derived) -> None:
         elif init is None and reach is None and _lost_write(sym, b.ref):
             sym.size_name(b.ref, HEURISTIC_SIZE, f"{{name}}: {_lost_write(sym, b.ref)}: {HEURISTIC_SIZE} assumed "
                                                  "(--sizes {name}=N)", p.name)
-        elif init is None or not _expressible(sym, init):
-            sym.size_name(b.ref, HEURISTIC_SIZE, f"{{name}} is decided at run time (line {_line(model, b.ref)}): "
-                                                 f"{HEURISTIC_SIZE} assumed (--sizes {{name}}=N)", p.name)
+        else:
+            try:
+                known = init is not None and _expressible(sym, init)
+                if init is not None and not known and _computed(sym, b.ref, init):
+                    raise Unknown(_computed(sym, b.ref, init))
+            except Unknown as e:        # no run-time guess stands for it
+                d.problems.append(Problem(p.name, f"'{p.name}': {e}"))
+                continue
+            if not known:
+                sym.size_name(b.ref, HEURISTIC_SIZE, f"{{name}} is decided at run time (line "
+                                                     f"{_line(model, b.ref)}): {HEURISTIC_SIZE} assumed "
+                                                     "(--sizes {name}=N)", p.name)
     try:
         d.grid = _grid_text(sym, site.grid)
     except Underivable as e:

@@ -24,6 +24,12 @@ class Underivable(Exception):
     """One thing the source does not say (the message says what and where)."""
 
 
+class Unknown(Underivable):
+    """A value no run-time guess may stand for: read back from the device, or computed by the program's own
+    functions from other sizes (hogbom's `rx = idxToPos(peakPos, residualWidth).x`); passed up through the
+    fallbacks that would give it 1000 of its own."""
+
+
 class _Sym:
     """Writes host expressions in the spec notation over size names."""
 
@@ -111,7 +117,7 @@ class _Sym:
         from porter.analysis.launch import fold_int
         k = n.kind
         if k == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind in ("VAR_DECL", "PARM_DECL"):
-            return self.variable(n.ref, depth)
+            return self.variable(n.ref, depth, at=n)
         if k == "DECL_REF_EXPR" and isinstance(self.env.get(n.spelling), int) and \
                 n.ref_kind in ("TEMPLATE_NON_TYPE_PARAMETER", "NON_TYPE_TEMPLATE_PARAMETER"):
             return str(self.env[n.spelling])     # `BLOCK` of `template <int BLOCK> void run(...)`
@@ -189,6 +195,8 @@ class _Sym:
             return None
         try:
             return self.expr(b, depth)
+        except Unknown:
+            raise
         except Underivable:
             return None
 
@@ -258,7 +266,7 @@ class _Sym:
             self._kernel_reads = reads
         return id(decl) in self._kernel_reads
 
-    def variable(self, decl, depth: int) -> str:
+    def variable(self, decl, depth: int, at=None) -> str:
         from porter.analysis.launch import fold_int
         if id(decl) in self.bound:          # a parameter of a function being inlined: its argument
             arg = self.bound.pop(id(decl))
@@ -277,11 +285,11 @@ class _Sym:
                 return str(v)
         where = f"line {self.model.source.position(decl.start)[0]}"
         init = self.an.definition(decl) if decl.kind == "VAR_DECL" else self.caller_arg(decl)
-        reach = _reaching(self, decl) if decl.kind == "VAR_DECL" else None
+        reach = _reaching(self, decl, at) if decl.kind == "VAR_DECL" else None
         if reach is not None:
             kind, init, note = reach
             if kind == "device":
-                raise Underivable(note)
+                raise Unknown(note)
             if note and note not in self.notes:
                 self.notes.append(note)
             if kind == "text":
@@ -298,8 +306,15 @@ class _Sym:
                 return self.size_name(decl, const)
             try:
                 return self.expr(init, depth + 1)
+            except Unknown:
+                raise
             except Underivable:
-                pass
+                # a block the program computes (cbsfil's `std::min(PowTwoDivider(height), 64)`) is a policy, not
+                # an extent: the run-time block stands for it
+                tied = _computed(self, decl, init) if id(decl) not in self.inline and \
+                    self.fallback == HEURISTIC_SIZE else None
+                if tied:
+                    raise Unknown(tied) from None
         lost = _lost_write(self, decl) if init is None and reach is None else None
         if lost:                        # said, not refused: a kernel that guards its size still verifies
             return self.size_name(decl, self.fallback, f"{{name}}: {lost}: {self.fallback} assumed "
@@ -670,6 +685,8 @@ def _expressible(sym, node) -> bool:
     try:
         sym.expr(node)
         return True
+    except Unknown:
+        raise
     except Underivable:
         return False
 
@@ -795,7 +812,7 @@ def _clamp(w, decl):
     return None
 
 
-def _reaching(sym: _Sym, decl):
+def _reaching(sym: _Sym, decl, at=None):
     """What the local `decl`, written after its declaration, holds when the launch runs: None when nothing
     writes it (its initialiser does), else (kind, payload, note):
     ("node", expression node, note): the initialiser when every write comes after the launch (ga's
@@ -821,6 +838,10 @@ def _reaching(sym: _Sym, decl):
     if any(k == "read" for k, _ in writes):
         return ("runtime", None, None)
     point = _launch_point(sym, decl)
+    fn_kinds = ("FUNCTION_DECL", "FUNCTION_TEMPLATE", "CXX_METHOD")
+    if at is not None and decl.enclosing(*fn_kinds) is at.enclosing(*fn_kinds) and \
+            (point is None or at.start < point.start):
+        point = at                      # read before the launch: cbsfil's `dim3 b(blocks)`, then `blocks = ...`
     fn = decl.enclosing("FUNCTION_DECL", "FUNCTION_TEMPLATE", "CXX_METHOD")
     init = _initialiser(decl)
     before = [(k, w) for k, w in writes if point is None or w.start < point.start]
@@ -844,6 +865,8 @@ def _reaching(sym: _Sym, decl):
             try:
                 text = f"{clamp}({text if text is not None else _tidy(sym.expr(value))}, " \
                        f"{_tidy(sym.expr(w.children[1]))})"
+            except Unknown:
+                raise
             except Underivable:
                 return ("runtime", None, None)
             continue
@@ -909,6 +932,8 @@ def _unrolled(sym: _Sym, decl, loop, writes, value, text) -> str | None:
                 acc = f"({acc} {op} {sym.expr(w.children[1])})"
             finally:
                 sym.consts.pop(id(i), None)
+    except Unknown:
+        raise
     except Underivable:
         return None
     return acc
@@ -977,12 +1002,39 @@ def _lost_write(sym: _Sym, decl) -> str | None:
     fn = decl.enclosing("FUNCTION_DECL", "FUNCTION_TEMPLATE", "CXX_METHOD")
     if fn is None:
         return None
-    text = sym.model.source.slice(decl.end, fn.end)
+    text = sym.model.source.slice(decl.start, fn.end)
     m = re.search(rf"(?<![\w.>])\b{re.escape(decl.spelling)}\s*(=(?!=)|[-+*/%|&^]=|\+\+|--)", text)
-    if m is None:
+    if m is None:                       # hogbom's `const int startx = std::max(0, rx - px);` without std::max
         return None
-    line = sym.model.source.position(decl.end + m.start())[0]
+    line = sym.model.source.position(decl.start + m.start())[0]
     first, last = sym.model.source.position(fn.start)[0], sym.model.source.position(fn.end)[0]
-    why = next((e.message for e in sym.model.errors if first <= getattr(e, "line", 0) <= last), None)
+    errors = [e for e in sym.model.errors if first <= getattr(e, "line", 0) <= last]
+    why = next((e.message for e in errors if e.line == line), errors[0].message if errors else None)
     return f"`{decl.spelling}` is assigned at line {line} in a statement the parser could not read" + \
         (f" ({why})" if why else "") + ": its value is not known"
+
+
+def _computed(sym: _Sym, decl, init, depth: int = 0) -> str | None:
+    """Why the local `decl` has no value a guess may stand for: its initialiser (not a command-line read) calls
+    a function of the program with integer host variables among the arguments (hogbom's `rx =
+    idxToPos(peakPos, residualWidth).x`: a peak position in a residualWidth-wide image); None otherwise (1000
+    of its own is taken then)."""
+    if depth > 4 or _INPUT_CALLS.search(init.text or ""):
+        return None
+    own = {f.name for f in sym.model.functions if f.body is not None and not f.is_kernel}
+    for call in init.walk():
+        ref = call.ref if call.kind == "DECL_REF_EXPR" else None
+        if ref is not None and ref.kind == "VAR_DECL" and ref is not decl and sym.an.definition(ref) is not None:
+            why = _computed(sym, ref, sym.an.definition(ref), depth + 1)   # `startx = std::max(0, rx - px)`
+            if why:
+                return why
+        if call.kind != "CALL_EXPR" or call.spelling not in own:
+            continue
+        names = sorted({n.spelling for a in call.args() if _INTEGRAL.search(a.type or "") and "*" not in a.type
+                        for n in a.walk() if n.kind == "DECL_REF_EXPR" and n.ref is not None and
+                        n.ref.kind in ("VAR_DECL", "PARM_DECL")})   # values, not `&state` (metropolis's seed)
+        if names:
+            line = sym.model.source.position(decl.start)[0]
+            return f"`{decl.spelling}` = `{' '.join(init.text.split())}` (line {line}) is computed by " \
+                   f"`{call.spelling}` from {', '.join(f'`{n}`' for n in names)}: not a size the source gives"
+    return None
