@@ -176,7 +176,8 @@ def test_a_value_read_back_from_the_device_is_a_problem_naming_it(tmp_path):
 
 COMPUTED = """#include <cstdlib>
 int helper(int n) {{ int d = 1; while ((n & d) == 0) d <<= 1; return d; }}
-__global__ void k(float* b, int off, int n) {{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) b[off + i] = 1; }}
+__global__ void k(float* b, int off, int n) {{
+    int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) b[off + i] = 1; }}
 int main(int argc, char** argv) {{
     int w = atoi(argv[1]);
     int off = {off};
@@ -195,7 +196,7 @@ def test_a_value_the_program_computes_from_sizes_is_a_problem_naming_it(tmp_path
     # the kernel read past the PSF buffer
     d = derive_text(tmp_path, COMPUTED.format(off="helper(w) * 2"))["k"]
     assert [(p.what, p.message) for p in d.problems] == [
-        ("off", "'off': `off` = `helper(w) * 2` (line 6) is computed by `helper` from `w`: not a size the source "
+        ("off", "'off': `off` = `helper(w) * 2` (line 7) is computed by `helper` from `w`: not a size the source "
                 "gives")]
     # negative: the block it computes the same way (cbsfil's `std::min(PowTwoDivider(height), 64)`) is a policy:
     # the run-time block stands for it; a command-line value is not computed from sizes either
