@@ -212,6 +212,9 @@ def cap_sizes(case: dict, cap: int = VERIFY_CAP) -> tuple[dict, str | None]:
             sizes = trial
             break
         else:
+            if not sizes:               # marchingCubes' Lv1: N, voxelZLv1 are constants its kernel reads too
+                return sizes, f"cannot bring the buffers or the launch under {cap} elements: the program fixes " \
+                              f"every size of this launch ({n} elements or threads)"
             return sizes, f"cannot bring the buffers or the launch under {cap} elements (sizes {sizes})"
     return sizes, None
 

@@ -59,7 +59,10 @@ def test_cap_sizes_halves_the_largest_size_until_buffers_and_launch_fit():
     assert (sizes, why) == ({"wgs": 128}, None)
     # nothing left to shrink: said, not hidden
     sizes, why = b.cap_sizes(_case("1", "1", "r: f32[4194304] inout", {}), cap=1 << 16)
-    assert why is not None and "cannot bring" in why
+    assert why == "cannot bring the buffers or the launch under 65536 elements: the program fixes every size of " \
+                  "this launch (4194304 elements or threads)"
+    sizes, why = b.cap_sizes(_case("1", "1", "r: f32[4194304] inout, n: i32", {"n": 3}), cap=1 << 16)
+    assert why == "cannot bring the buffers or the launch under 65536 elements (sizes {'n': 1})"
 
 
 def _doc(ok, values=None):

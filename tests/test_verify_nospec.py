@@ -121,6 +121,9 @@ def test_a_variable_written_after_its_declaration_takes_the_value_reaching_the_l
     assert (d.signature, d.sizes, d.problems) == \
         ("a: f32[192 * ((m // 192) + 1)] in, b: f32[192 * ((m // 192) + 1)] out, n: i32 = 192 * ((m // 192) + 1)",
          {"m": 1000}, [])
+    # tridiagonal: `int iterations = log2(system_size / 2)`: the math call, converted as C converts it
+    d = written(tmp_path, "int m = atoi(argv[1]); int n = log2(m / 2);")
+    assert d.signature.endswith("n: i32 = trunc(log2(m // 2))") and d.sizes == {"m": 1000}
     # ga: `end = cur + 1024; if (end >= max) end = max;` is min(cur + 1024, max)
     d = written(tmp_path, "int lim = atoi(argv[1]); int n = 1024; if (n >= lim) n = lim;")
     assert d.signature.startswith("a: f32[min(1024, lim)] in") and d.sizes == {"lim": 1000}

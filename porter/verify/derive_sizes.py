@@ -305,7 +305,11 @@ class _Sym:
             if const is not None and not _has_var_refs(init):
                 return self.size_name(decl, const)
             try:
-                return self.expr(init, depth + 1)
+                text = self.expr(init, depth + 1)
+                if _INTEGRAL.search(decl.type or "") and _FLOATING.search(_bare(init).type or "") and \
+                        not text.startswith("trunc("):
+                    text = f"trunc({text})"     # tridiagonal's `int iterations = log2(system_size / 2)`
+                return text
             except Unknown:
                 raise
             except Underivable:
