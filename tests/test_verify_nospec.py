@@ -11,7 +11,7 @@ import pytest
 
 from porter.verify import differential
 from porter.verify.backends import oclgrind, opencl, vulkan
-from porter.verify.derive import derive_file
+from porter.verify.derive import case_from_dict, derive_file
 from porter.verify.runner import Result
 from porter.verify.spec import load_spec
 from verify_fixtures.helpers import LAVAPIPE_ICD
@@ -64,10 +64,55 @@ def test_derives_buffers_sizes_and_launch_of_the_examples(tmp_path):
     assert (mm.grid, mm.block) == ("(cdiv(N, 16), cdiv(M, 16))", "(16, 16)")
 
 
-def test_histogram_indexed_by_its_input_values_is_not_derived(tmp_path):
+def test_histogram_indexed_by_its_input_values_takes_non_negative_inputs(tmp_path):
+    # `bins[warp * BINS + in[i] % BINS]` is in bounds for any in[i] >= 0 (was refused: "indexing")
     (h,) = derive_file(str(ROOT / "examples/warp_histogram/warp_histogram.cu"))
-    assert [p.what for p in h.problems] == ["indexing"]
-    assert "`bins[warp * BINS + in[i] % BINS]`" in h.problems[0].message
+    assert h.problems == []
+    assert [(p.name, p.init) for p in h.params if p.name == "in"] == [("in", ("uniform", (0, 100)))]
+    assert any("`bins[warp * BINS + in[i] % BINS]`): non-negative values" in n for n in h.notes)
+
+
+def test_index_inputs_are_drawn_below_the_bound_the_indexing_or_the_host_gives(tmp_path):
+    ks = derive_text(tmp_path, """#include <cstdlib>
+__global__ void gather(const int *ids, const float *logits, float *out, int n) {
+  int i = threadIdx.x + blockIdx.x * blockDim.x; if (i < n) out[i] = logits[ids[i]]; }
+__global__ void rows(const float *X, const int *label, float *out, int N, int D) {
+  int row = threadIdx.x; if (row < N) { int l = label[row]; out[row] = X[row * D + l]; } }
+__global__ void walk(const int *next, float *out, int n) {
+  int i = threadIdx.x; if (i < n) out[i] = (float)next[next[i] * 2 + 1]; }
+int main() {
+  const int n = 512, V = 100, N = 256, D = 7;
+  int *h = (int *)malloc(n * sizeof(int)), *d_ids, *d_label, *d_next;
+  float *d_logits, *d_out, *d_X;
+  for (int i = 0; i < N; i++) h[i] = rand() % D;
+  cudaMalloc(&d_ids, n * sizeof(int)); cudaMalloc(&d_logits, V * sizeof(float)); cudaMalloc(&d_out, n * 4);
+  cudaMalloc(&d_X, N * D * sizeof(float)); cudaMalloc(&d_label, N * sizeof(int)); cudaMalloc(&d_next, n * 4);
+  cudaMemcpy(d_label, h, N * sizeof(int), cudaMemcpyHostToDevice);
+  gather<<<2, 256>>>(d_ids, d_logits, d_out, n);
+  rows<<<1, 256>>>(d_X, d_label, d_out, N, D);
+  walk<<<2, 256>>>(d_next, d_out, n);
+}
+""")
+    g, r, w = ks["gather"], ks["rows"], ks["walk"]
+    assert (g.problems, r.problems, w.problems) == ([], [], [])
+    assert g.params[0].init == ("below", ("V",))                  # the extent of logits
+    assert r.params[1].init == ("below", ("D",))                  # the host's rand() % D, and the row length
+    assert any("the host's `h[i] = rand() % D`" in n for n in r.notes)
+    assert w.params[0].init == ("below", ("2",))                  # arithmetic on the value: 0 and 1 assumed
+    assert g.params[1].init == ("special", (0.02,))               # logits is data, not an index
+    case = case_from_dict(r.as_dict())
+    label = case.make_args(r.sizes)["label"]
+    assert label.min() >= 0 and label.max() == 6 and len(set(label.tolist())) == 7
+
+
+def test_below_takes_an_expression_of_the_sizes_and_refuses_an_empty_range():
+    from porter.verify.spec import Case, SpecError, below
+    c = Case(source="k.cu", kernel="k", signature="ix: i32[n] in, out: f32[n] out", grid="1", block="n",
+             reference=None, init={"ix": below("m - 1")}, sizes=[{"n": 64, "m": 5}])
+    ix = c.make_args({"n": 64, "m": 5})["ix"]
+    assert ix.min() == 0 and ix.max() == 3
+    with pytest.raises(SpecError, match="empty range"):
+        c.make_args({"n": 64, "m": 1})
 
 
 HOST = """
@@ -332,16 +377,19 @@ def test_saxpy_without_spec_passes_and_init_writes_a_spec_that_runs(tmp_path):
 
 
 def test_underivable_kernels_point_to_init_and_bad_init_paths(tmp_path):
-    (src,) = copy(tmp_path, ROOT / "examples/warp_histogram/warp_histogram.cu")
+    src = tmp_path / "twosizes.cu"
+    src.write_text("__global__ void k(float *x, int n, int m) {\n"
+                   "  int i = threadIdx.x; if (i < n && i < m) x[i] = 1.0f; }\n")
+    src = str(src)
     p = cuport(src, "--targets", "opencl")
     assert p.returncode == 1 and p.stdout == ""
-    assert f"warp_histogram.cu:12: warp_histogram: cannot derive a verify case: `bins[warp * BINS + in[i] % BINS]`" \
-        in p.stderr and f"`cuport verify --init {src}`" in p.stderr and "Traceback" not in p.stderr
+    assert "twosizes.cu:1: k: cannot derive a verify case: no launch site in this file, and not exactly one " \
+        "integer parameter" in p.stderr and f"`cuport verify --init {src}`" in p.stderr and "Traceback" not in p.stderr
     init = cuport("--init", src)
     assert init.returncode == 0 and "1 TODO(s)" in init.stderr
     text = (tmp_path / "verify_spec.py").read_text()
-    assert "# TODO: `bins[warp * BINS + in[i] % BINS]` indexes memory" in text
-    assert load_spec(tmp_path / "verify_spec.py")[0].init["in"].kind == "full"   # placeholder that loads
+    assert "# TODO: no launch site in this file" in text
+    assert load_spec(tmp_path / "verify_spec.py")[0].sizes == [{"n": 1000, "m": 1000}]   # placeholders that load
     d = cuport("--init", str(tmp_path))
     assert d.returncode == 2 and "--init takes source files" in d.stderr
     missing = cuport("--init", str(tmp_path / "nope.cu"))
@@ -774,7 +822,7 @@ __global__ void plain(float *x, int n) { int i = threadIdx.x; if (i < n) x[i] = 
     assert ks["plain"].params[0].init == ("special", (0.02,))          # elementwise: inf, NaN, denormals
 
 
-def test_indices_loaded_through_a_struct_assignment_are_data_indexing(tmp_path):
+def test_indices_loaded_through_a_struct_assignment_are_index_inputs(tmp_path):
     # ldpc: `h_element h; h = compact[i]; ... R[h.y * ROW + ...]`: a struct's `=` is a call of operator=, which
     # the taint missed; random h.y read past R and PoCL died (SIGSEGV)
     ks = derive_text(tmp_path, """
@@ -784,7 +832,7 @@ __global__ void k(const h_element *compact, float *R, int n) {
   for (int i = 0; i < n; i++) { h = compact[i]; R[h.y * 8 + i] = 1.0f; }
 }
 """)
-    assert [p.what for p in ks["k"].problems] == ["indexing"]
+    assert ks["k"].problems == [] and ks["k"].params[0].init == ("below", ("2",))
 
 
 def test_a_buffer_of_a_table_of_buffers_is_sized_by_its_elements_cudamalloc(tmp_path):

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 # the layers under this file: types -> sizes (host expressions) -> body (what the kernel does); units (files)
-from porter.verify.derive_body import _communicates, _data_indexing, _pointer_use
+from porter.verify.derive_body import _communicates, _pointer_use, index_uses
 from porter.verify.derive_sizes import (HEURISTIC_BLOCK, HEURISTIC_SIZE, Underivable, _allocation, _bare,
                                         _dims_text, _elements, _expressible, _grid_text, _has_var_refs, _loop_start,
                                         _mark_inline, _Sym, _through_wrappers, _tidy, _wrapper_block, _zeroed)
@@ -168,13 +168,111 @@ def derive_kernel(model, fn, inst=None, host=None) -> Derived:
         else:
             d.params.append(_scalar(sym, d, p, a))
     if fn.body is not None:
-        why = _data_indexing(model, fn, {id(p.node) for p in fn.params if p.is_pointer})
-        if why:
-            d.problems.append(Problem("indexing", f"`{why}` indexes memory with a value loaded from the inputs: "
-                                                  "their range must keep it in bounds (init=...)"))
+        _index_ranges(kmodel, fn, sym, d, args)
     d.sizes = dict(sym.sizes)
     d.notes += sym.notes
     return d
+
+
+INDEX_GUESS = 2                  # values 0 and 1 for indices whose bound nothing says
+
+
+def _index_ranges(kmodel, fn, sym: _Sym, d: Derived, args: list) -> None:
+    """Inputs whose values index memory (`logits[ids[t]]`, `X[row * D + label]`, `bins[in[i] % 16]`) are drawn
+    from a range that keeps the indices in bounds: the host's own `h[i] = rand() % E`, else the bound the kernel's
+    indexing implies (the extent indexed, the row length), else >= 0 for `v % n`, else 0 and 1. The ranges are
+    assumptions about the program's data: `--sanitize` (Oclgrind) checks them."""
+    by_id = {id(p.node): (i, p) for i, p in enumerate(fn.params) if p.is_pointer}
+    uses = index_uses(fn, set(by_id))
+    if not uses:
+        return
+    descs = {p.name: p for p in d.params}
+    bounds: dict[int, list] = {}
+    for u in uses:
+        for src in u.sources:
+            bounds.setdefault(src, []).append(_index_bound(kmodel, fn, descs, u))
+    for src, found in bounds.items():
+        i, p = by_id[src]
+        desc = descs.get(p.name)
+        if desc is None or desc.direction == "out":
+            continue                    # written before it is read: not an input
+        host = _host_range(sym, args[i]) if i < len(args) else None
+        known = sorted({b for b in found if b not in (None, "nonneg")} - ({host[0]} if host else set()))
+        shown = next(u.text for u in uses if src in u.sources)
+        if host is not None:
+            expr, why = (f"min({host[0]}, {', '.join(known)})" if known else host[0]), f"the host's `{host[1]}`"
+        elif known:
+            expr, why = (f"min({', '.join(known)})" if len(known) > 1 else known[0]), f"`{shown}` stays in bounds"
+        elif all(b == "nonneg" for b in found):
+            desc.init = ("uniform", (0.0, 1.0) if desc.dtype[0] == "f" else (0, 100))
+            d.notes.append(f"'{p.name}' indexes memory (`{shown}`): non-negative values (checked with --sanitize)")
+            continue
+        else:
+            expr, why = str(INDEX_GUESS), "nothing says its bound: 0 and 1 assumed"
+        desc.init = ("below", (expr,))
+        d.notes.append(f"'{p.name}' indexes memory (`{shown}`): values in [0, {expr}), {why} (checked with "
+                       "--sanitize)")
+
+
+def _index_bound(kmodel, fn, descs: dict, u) -> str | None:
+    """The exclusive bound an index use puts on the loaded value, in the spec's names; "nonneg"; or None."""
+    from porter.analysis.launch import fold_int
+    if u.form == "nonneg":
+        return "nonneg"
+    if u.form == "whole" and u.base is not None and u.base.kind == "DECL_REF_EXPR" and u.base.ref is not None:
+        q = next((q for q in fn.params if q.node is u.base.ref), None)
+        if q is not None and q.is_pointer and q.name in descs:
+            return descs[q.name].shape  # `logits[ids[t]]`: below the extent of logits
+        m = re.search(r"\[(\d+)\]\s*$", u.base.ref.type or "")
+        return m.group(1) if m else None   # a fixed array: `__shared__ int s[256]`, a __constant__ table
+    if u.form == "plus":
+        for f in u.factor or []:        # `row * D + label`: the factor that is a size parameter, else a constant
+            if f.kind == "DECL_REF_EXPR" and any(q.node is f.ref and not q.is_pointer for q in fn.params):
+                return f.spelling
+        for f in u.factor or []:
+            v = fold_int(kmodel, f)
+            if isinstance(v, int) and v > 0:
+                return str(v)
+    return None
+
+
+_MEMCPY = ("cudaMemcpy", "cudaMemcpyAsync", "hipMemcpy", "hipMemcpyAsync")
+_RAND = ("rand", "random", "lrand48", "rand_r")
+
+
+def _host_range(sym: _Sym, arg) -> tuple[str, str] | None:
+    """(E, text) when the host fills the buffer passed as `arg` from `h[i] = rand() % E` (copied in with
+    cudaMemcpy): the program's own range of index values."""
+    b = _through_wrappers(sym, _bare(arg)) if arg is not None else None
+    if b is None or b.kind != "DECL_REF_EXPR" or b.ref is None:
+        return None
+    hosts = set()
+    for call in sym.model.of_kind("CALL_EXPR"):
+        if call.spelling in _MEMCPY and len(call.args()) >= 2:
+            dst, src = _bare(call.args()[0]), _bare(call.args()[1])
+            if dst.kind == "DECL_REF_EXPR" and dst.ref is b.ref:
+                if src.kind in ("CALL_EXPR", "MEMBER_REF_EXPR"):    # `h.data()`
+                    src = next((c for c in src.walk() if c.kind == "DECL_REF_EXPR"), src)
+                if src.kind == "DECL_REF_EXPR" and src.ref is not None:
+                    hosts.add(id(src.ref))
+    if not hosts:
+        return None
+    for w in sym.model.of_kind("BINARY_OPERATOR"):
+        if w.op != "=" or len(w.children) != 2:
+            continue
+        lhs, rhs = _bare(w.children[0]), _bare(w.children[1])
+        if lhs.kind != "ARRAY_SUBSCRIPT_EXPR" or not lhs.children:
+            continue
+        base = _bare(lhs.children[0])
+        if base.kind != "DECL_REF_EXPR" or base.ref is None or id(base.ref) not in hosts:
+            continue
+        if rhs.kind == "BINARY_OPERATOR" and rhs.op == "%" and len(rhs.children) == 2 and any(
+                c.kind == "CALL_EXPR" and c.spelling in _RAND for c in rhs.children[0].walk()):
+            try:
+                return sym.expr(rhs.children[1]), " ".join(w.text.split())
+            except Underivable:
+                return None
+    return None
 
 
 def _is_int(p) -> bool:
@@ -423,7 +521,7 @@ def derive_file(path: str) -> list[Derived]:
 # ---------------------------------------------------------------------------------------------------------------
 # `cuport verify --init`: the same, as an editable spec
 
-_INIT_CODE = {"uniform": "uniform({}, {})", "special": "special({})", "full": "full({})"}
+_INIT_CODE = {"uniform": "uniform({}, {})", "special": "special({})", "full": "full({})", "below": 'below("{}")'}
 
 
 def skeleton(derived: list[Derived], spec_dir: Path, portability_fixes: bool = False) -> str:
@@ -435,7 +533,7 @@ def skeleton(derived: list[Derived], spec_dir: Path, portability_fixes: bool = F
            "for what the source does not say. With reference=None the targets are compared with each other;",
            "a NumPy reference (a function of the arguments returning {output: array}) checks the right answer.",
            '"""',
-           "from porter.verify.spec import Case, Tol, full, special, uniform  # noqa: F401",
+           "from porter.verify.spec import Case, Tol, below, full, special, uniform  # noqa: F401",
            "", "KERNELS = ["]
     for d in derived:
         rel = Path(d.path).resolve().relative_to(spec_dir.resolve()) if _inside(d.path, spec_dir) else d.path
@@ -443,12 +541,11 @@ def skeleton(derived: list[Derived], spec_dir: Path, portability_fixes: bool = F
         out += [f"    # note: {n}" for n in d.notes]
         for p in d.problems:
             out += textwrap.wrap(p.message, 110, initial_indent="    # TODO: ", subsequent_indent="    #       ")
-        indexing = any(p.what == "indexing" for p in d.problems)
         inits = []
         for p in d.params:
             if not p.init:
                 continue
-            code = "full(0)" if indexing else _INIT_CODE[p.init[0]].format(*p.init[1])
+            code = _INIT_CODE[p.init[0]].format(*p.init[1])
             inits.append(f'"{p.name}": {code}')
         tol = sorted({p.dtype for p in d.params if p.dtype in DIFF_TOL})
         out += ["    Case(",
@@ -458,8 +555,7 @@ def skeleton(derived: list[Derived], spec_dir: Path, portability_fixes: bool = F
         if d.shared != "0":
             out.append(f'        shared_mem="{d.shared}",')
         if inits:
-            out.append(f"        init={{{', '.join(inits)}}},"
-                       + ("  # TODO: values that keep the indices in bounds" if indexing else ""))
+            out.append(f"        init={{{', '.join(inits)}}},")
         out.append(f"        sizes=[{d.sizes!r}],")
         if tol:
             out.append("        tol={" + ", ".join(f'"{t}": Tol({DIFF_TOL[t][0]}, {DIFF_TOL[t][1]})' for t in tol)

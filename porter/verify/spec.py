@@ -15,7 +15,8 @@ Signature: `name: dtype[shape] direction` for arrays (dtype f32 f64 i32 u32 i64 
 of expressions of size names; direction in / out / inout, default inout), `name: dtype = expr` for
 scalars (a scalar without a default takes the size of the same name). Parameters are listed in
 CUDA order. Grid and block are one expression or a tuple of up to 3; numeric `defines` are names
-too (`block="(TILE_SIZE, TILE_SIZE)"`). Inputs are random from `seed` unless `init` says otherwise;
+too (`block="(TILE_SIZE, TILE_SIZE)"`). Inputs are random from `seed` unless `init` says otherwise
+(uniform(lo, hi), full(v), arange(), special(), below("V") for indices in [0, V) of the sizes);
 `out` arrays start as NaN / max-int so unwritten elements fail. The reference gets the arguments
 it names (copies) and returns {output: array}; tolerances may be expressions of the sizes.
 `reference=None` compares the targets with each other instead (porter/verify/differential.py).
@@ -49,9 +50,17 @@ class Init:
     kind: str
     args: tuple = ()
 
-    def __call__(self, rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    def __call__(self, rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype,
+                 env: dict | None = None) -> np.ndarray:
         dtype = np.dtype(dtype)
         is_float = dtype.kind == "f"
+        if self.kind == "below":        # indices: [0, bound), the bound an expression of the sizes
+            hi = eval_int(parse_expr(str(self.args[0])), env or {}, "below()")
+            if hi < 1:
+                raise SpecError(f"below({self.args[0]}): empty range for the sizes ({hi})")
+            if is_float:
+                return rng.uniform(0, hi, size=shape).astype(dtype)
+            return rng.integers(0, hi, size=shape).astype(dtype)
         if self.kind == "uniform":
             lo, hi = self.args
             if is_float:
@@ -87,6 +96,11 @@ class Init:
 def uniform(lo: float = -1.0, hi: float = 1.0) -> Init:
     """Random values in [lo, hi) (integers: [lo, hi]), from the case's seed."""
     return Init("uniform", (lo, hi))
+
+
+def below(bound: str | int) -> Init:
+    """Random integers in [0, bound) (floats: uniform), `bound` an expression of the sizes: index inputs."""
+    return Init("below", (str(bound),))
 
 
 def full(value: float) -> Init:
@@ -326,7 +340,7 @@ class Case:
             init = self.init.get(p.name) or _default_init(p)
             if p.name in self.alias:
                 continue
-            args[p.name] = np.ascontiguousarray(init(rng, shape, p.np_dtype))
+            args[p.name] = np.ascontiguousarray(init(rng, shape, p.np_dtype, env))
         for a, b in self.alias.items():   # the same ndarray object: hosts bind one buffer to both parameters
             p = next(q for q in self.sig if q.name == a)
             shape = tuple(eval_int(e, env, f"shape of '{a}'") for e in p.shape)
