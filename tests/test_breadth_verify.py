@@ -228,3 +228,32 @@ def test_verify_targets_add_the_cuda_original_on_a_gpu(tmp_path, monkeypatch):
     seen.clear()
     b.verify_program(str(prog), res, 60)
     assert seen == {"scale": ["vulkan", "opencl"], "shift": ["opencl"]}
+
+
+@pytest.mark.parametrize("finite_ok,verdict", [(True, "agree"), (False, "disagree")])
+def test_a_disagreement_on_special_inputs_is_run_again_with_finite_ones(monkeypatch, finite_ok, verdict):
+    # hypterm: inf / NaN / DBL_MAX inputs overflow a stencil in an order the compiler decides; the translations
+    # agree on finite inputs (--finite-inputs), which is what counts, and the special-value difference is kept
+    b = _breadth()
+    docs = [_doc(False, [1.0, 2.0]), _doc(False, [1.0, 2.0]), _doc(finite_ok, [1.0, 2.0]),
+            _doc(finite_ok, [1.0, 2.0])]
+    calls = []
+
+    def fake_run(cmd, **kw):
+        calls.append(cmd)
+        return subprocess.CompletedProcess(cmd, 1, json.dumps(docs[len(calls) - 1]), "")
+    monkeypatch.setattr(b.subprocess, "run", fake_run)
+    case = _case("cdiv(n, 256)", "256", "x: f32[n] in, y: f32[n] out, n: i32", {"n": 64})
+    case["init"] = {"x": ["special", [0.02]]}
+    row = b.verify_kernel(os.path.join(PROG, "main.cu"), case, ["vulkan"], 5)
+    assert "--finite-inputs" not in calls[0] and "--finite-inputs" in calls[2]
+    assert row["verdict"] == verdict
+    if finite_ok:
+        assert row["finite_inputs"] and row["why"].startswith("agree with finite inputs (--finite-inputs); "
+                                                             "with special values: vulkan/sg4 vs vulkan/sg16")
+    # without special inputs there is nothing to take away: no second kind of run
+    calls.clear()
+    docs[:] = [_doc(False, [1.0, 2.0]), _doc(False, [1.0, 2.0])]
+    case["init"] = {"x": ["uniform", [-1.0, 1.0]]}
+    row = b.verify_kernel(os.path.join(PROG, "main.cu"), case, ["vulkan"], 5)
+    assert row["verdict"] == "disagree" and len(calls) == 2

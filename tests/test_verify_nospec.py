@@ -889,3 +889,15 @@ KERNELS = [Case(source="u.cu", kernel="many", signature="{sig}", grid="ceil(n / 
     monkeypatch.setenv("VK_ICD_FILENAMES", LAVAPIPE_ICD)
     results = Runner(["vulkan"], subgroups=[8], jobs=1).run(load_spec(tmp_path / "verify_spec.py"))
     assert [(r.target, r.status) for r in results] == [("vulkan", "pass")], [r.message for r in results]
+
+
+def test_finite_inputs_replace_the_special_values_of_elementwise_kernels(tmp_path):
+    from porter.verify.nospec import derived_cases
+    (src,) = copy(tmp_path, ROOT / "examples/saxpy/saxpy.cu")
+    ((_, cases),), refused = derived_cases(src, False)
+    assert {c.kernel: c.init["x"].kind for c in cases if "x" in c.init} == {"saxpy": "special"}
+    ((_, finite),), _ = derived_cases(src, False, finite=True)
+    assert {c.kernel: (c.init["x"].kind, c.init["x"].args) for c in finite if "x" in c.init} == \
+        {"saxpy": ("uniform", (-1.0, 1.0))}
+    p = cuport(src, "--finite-inputs", "--kernels", "saxpy", "--targets", "opencl", "--sizes", "n=64")
+    assert "unrecognized" not in p.stderr and "Traceback" not in p.stderr
