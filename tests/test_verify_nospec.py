@@ -901,3 +901,14 @@ def test_finite_inputs_replace_the_special_values_of_elementwise_kernels(tmp_pat
         {"saxpy": ("uniform", (-1.0, 1.0))}
     p = cuport(src, "--finite-inputs", "--kernels", "saxpy", "--targets", "opencl", "--sizes", "n=64")
     assert "unrecognized" not in p.stderr and "Traceback" not in p.stderr
+
+
+def test_a_kernel_clang_could_not_parse_is_not_derived(tmp_path):
+    # myocyte's kernel.cu uses `fp`, typedef'd in a header only its includer includes: clang reads `fp *` as
+    # `int *`, and the case derived from that had i32 buffers
+    ks = derive_text(tmp_path, "__global__ void k(int n, fp *x) { int i = threadIdx.x; if (i < n) x[i] = 1; }\n"
+                               "__global__ void ok(int n, float *x) { int i = threadIdx.x; if (i < n) x[i] = 1; }\n")
+    assert [(p.what, p.message) for p in ks["k"].problems] == [
+        ("parse", "clang could not parse the kernel (line 1: unknown type name 'fp'): its parameter types are not "
+                  "known")]
+    assert ks["ok"].problems == []

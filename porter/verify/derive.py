@@ -130,6 +130,12 @@ def derive_kernel(model, fn, inst=None, host=None) -> Derived:
     name = f"{fn.name}<{inst.label}>" if inst is not None else fn.name
     d = Derived(model.path, name, _line(model, fn.node))
     kmodel, model = model, host or model
+    broken = [e for e in getattr(kmodel, "errors", []) if fn.node.start <= e.offset < fn.node.end and
+              (not e.file or Path(e.file).name == Path(kmodel.path).name)]
+    if broken:                          # `fp *x` with fp's typedef out of sight is read as int: nothing to trust
+        e = broken[0]
+        d.problems.append(Problem("parse", f"clang could not parse the kernel (line {e.line}: {e.message}): its "
+                                           "parameter types are not known"))
     sites = [s for s in model.launches if site_kernel(s) == fn.name and s.block is not None]
     if host is not None and sites:
         d.notes.append(f"launched in {Path(host.path).name}: its launch at line {_line(host, sites[0].node)} "
