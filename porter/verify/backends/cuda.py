@@ -65,11 +65,34 @@ STDINT = ("typedef signed char int8_t; typedef unsigned char uint8_t; typedef sh
           "typedef unsigned int uint; typedef unsigned short ushort;\n#line 1\n")
 
 
+_TOOLKIT: list = []
+
+
+def toolkit_options() -> tuple[str, ...]:
+    """-I options for the CUDA toolkit's headers (cooperative_groups, CUB in cccl/, cuda_fp16.h) when the
+    machine has them (CuPy's CUDA path); () otherwise, and the originals' toolkit #includes are blanked."""
+    if not _TOOLKIT:
+        import os
+        found: list[str] = []
+        try:
+            import cupy
+            root = cupy.cuda.get_cuda_path()
+        except Exception:               # no CuPy, or no toolkit it knows of
+            root = None
+        inc = os.path.join(root, "include") if root else None
+        if inc and os.path.exists(os.path.join(inc, "cooperative_groups.h")):
+            found = [f"-I{inc}"] + [f"-I{os.path.join(inc, 'cccl')}"
+                                    for _ in [0] if os.path.isdir(os.path.join(inc, "cccl"))]
+        _TOOLKIT.append(tuple(found))
+    return _TOOLKIT[0]
+
+
 def nvrtc_code(source_text: str, drop=frozenset()) -> str:
-    """The source as NVRTC compiles it: its device part (host code and #includes blanked), <cstdint> declared;
-    `drop`: lines of host declarations kept so far that NVRTC rejected (repaired())."""
+    """The source as NVRTC compiles it: its device part (host code and #includes blanked, the toolkit's device
+    headers kept where their directory is known), <cstdint> declared; `drop`: lines of host declarations kept
+    so far that NVRTC rejected (repaired())."""
     from porter.verify.extract import device_code
-    return STDINT + device_code(source_text, drop)
+    return STDINT + device_code(source_text, drop, keep_includes=bool(toolkit_options()))
 
 
 _ERROR_LINE = re.compile(r"\((\d+)\): error")
@@ -127,7 +150,7 @@ class NvrtcSession(Session):
 
     def __init__(self, case, source_text: str, sizes, arrays, extract=nvrtc_code):
         import cupy
-        options = ("--std=c++17", *LIMITS, *case.define_flags())
+        options = ("--std=c++17", *LIMITS, *toolkit_options(), *case.define_flags())
         code, mod = repaired(case, source_text, options, extract)
         try:
             self.kernel = mod.get_function(case.name_expression)
