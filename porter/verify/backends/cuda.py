@@ -58,11 +58,11 @@ LIMITS = ("-DFLT_MAX=3.402823466e+38F", "-DFLT_MIN=1.175494351e-38F", "-DFLT_EPS
 
 # <cstdint>'s types as glibc (LP64) and hip_compat_nvrtc.h declare them, which NVRTC does not (int64_t in a kernel's
 # signature); `#line 1` keeps the source's line numbers in NVRTC's messages
+# <sys/types.h>'s, which host compilers give every CUDA file (HeCBench's ss and snake use uint)
+SYS_TYPES = "typedef unsigned int uint; typedef unsigned short ushort;\n#line 1\n"
 STDINT = ("typedef signed char int8_t; typedef unsigned char uint8_t; typedef short int16_t; "
           "typedef unsigned short uint16_t; typedef int int32_t; typedef unsigned int uint32_t; "
-          "typedef long int64_t; typedef unsigned long uint64_t; "
-          # <sys/types.h>'s, which host compilers give every CUDA file (HeCBench's ss and snake use uint)
-          "typedef unsigned int uint; typedef unsigned short ushort;\n#line 1\n")
+          "typedef long int64_t; typedef unsigned long uint64_t; " + SYS_TYPES)
 
 
 _TOOLKIT: list = []
@@ -87,12 +87,38 @@ def toolkit_options() -> tuple[str, ...]:
     return _TOOLKIT[0]
 
 
+# `cub/cub.cuh` drags in CUB's host dispatch, which NVRTC rejects ("__host__ ... not allowed in JIT mode"): its
+# block- and warp-level headers instead, the part device code can use
+CUB_DEVICE = ("block/block_adjacent_difference.cuh", "block/block_discontinuity.cuh", "block/block_exchange.cuh",
+              "block/block_histogram.cuh", "block/block_load.cuh", "block/block_radix_sort.cuh",
+              "block/block_reduce.cuh", "block/block_scan.cuh", "block/block_store.cuh", "warp/warp_reduce.cuh",
+              "warp/warp_scan.cuh")
+# cub::Max / cub::Min, which CCCL 3 removed (CuPy 14 bundles it) and CUDA 11/12 code still passes to reductions
+CUB_COMPAT = ["#if defined(CCCL_MAJOR_VERSION) && CCCL_MAJOR_VERSION >= 3",
+              "namespace cub { struct Max { template <class T> __host__ __device__ T operator()(const T &a, const T &b)"
+              " const { return a < b ? b : a; } }; struct Min { template <class T> __host__ __device__ T operator()"
+              "(const T &a, const T &b) const { return b < a ? b : a; } }; }",
+              "#endif"]
+_CUB_ALL = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]cub/cub\.cuh[>"][^\n]*', re.M)
+
+
 def nvrtc_code(source_text: str, drop=frozenset()) -> str:
     """The source as NVRTC compiles it: its device part (host code and #includes blanked, the toolkit's device
     headers kept where their directory is known), <cstdint> declared; `drop`: lines of host declarations kept
     so far that NVRTC rejected (repaired())."""
     from porter.verify.extract import device_code
-    return STDINT + device_code(source_text, drop, keep_includes=bool(toolkit_options()))
+    if not toolkit_options():
+        return STDINT + device_code(source_text, drop)
+    code = device_code(source_text, drop, keep_includes=True)
+    pre = ["#include <cuda/std/cstdint>"]   # the toolkit's int64_t (long long), which STDINT's would clash with
+    if re.search(r'#\s*include\s*[<"]cooperative_groups\.h', code):
+        # cg::reduce / cg::inclusive_scan, which nvcc builds reach through CUB's or the toolkit's other headers
+        pre += ["#include <cooperative_groups/reduce.h>", "#include <cooperative_groups/scan.h>"]
+    if _CUB_ALL.search(code):
+        code = _CUB_ALL.sub("", code)
+        pre += [f"#include <cub/{h}>" for h in CUB_DEVICE]
+        pre += CUB_COMPAT
+    return "\n".join(pre) + "\n" + SYS_TYPES + code
 
 
 _ERROR_LINE = re.compile(r"\((\d+)\): error")
