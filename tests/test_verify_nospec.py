@@ -912,3 +912,24 @@ def test_a_kernel_clang_could_not_parse_is_not_derived(tmp_path):
         ("parse", "clang could not parse the kernel (line 1: unknown type name 'fp'): its parameter types are not "
                   "known")]
     assert ks["ok"].problems == []
+
+
+def test_a_kernel_launched_from_a_file_that_only_a_common_includer_makes_parse(tmp_path):
+    # myocyte: main.cu includes define.h (typedef float fp) and work.cu, which includes kernel.cu and master.cu,
+    # the launching file; kernel.cu and master.cu do not parse alone (was "no output buffer": i32 buffers)
+    (tmp_path / "define.h").write_text("typedef float fp;\n")
+    (tmp_path / "kernel.cu").write_text("__global__ void kernel(int n, fp *x) {\n"
+                                        "  int i = threadIdx.x; if (i < n) x[i] = 2 * x[i]; }\n")
+    (tmp_path / "master.cu").write_text("void master(fp *d_x, int n) { kernel<<<1, 256>>>(n, d_x); }\n")
+    (tmp_path / "work.cu").write_text('#include "kernel.cu"\n#include "master.cu"\n')
+    (tmp_path / "main.cu").write_text('#include "define.h"\n#include "work.cu"\n'
+                                      "int main() { const int n = 200; fp *d_x;\n"
+                                      "  cudaMalloc(&d_x, n * sizeof(fp)); master(d_x, n); }\n")
+    (d,) = derive_file(str(tmp_path / "kernel.cu"))
+    assert d.problems == [] and d.signature == "n: i32, x: f32[n] inout" and d.sizes == {"n": 200}
+    assert d.path == str(tmp_path / "main.cu") and d.notes[0] == "kernel.cu is included by main.cu: verified " \
+        "through main.cu"
+    # two files that include both: no single unit to read it through, and the parse problem stays
+    (tmp_path / "other.cu").write_text('#include "define.h"\n#include "work.cu"\n')
+    (d,) = derive_file(str(tmp_path / "kernel.cu"))
+    assert [p.what for p in d.problems] == ["parse"]

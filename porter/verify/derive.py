@@ -505,16 +505,21 @@ def derive_file(path: str) -> list[Derived]:
             host = None
             if not fn.is_template and not any(site_kernel(s) == fn.name for s in model.launches):
                 host = hosts.launching(fn.name)
-            if host is None:
+            unit = None
+            if host is None and not fn.is_template and not any(site_kernel(s) == fn.name for s in model.launches):
+                unit = hosts.through_includer(path, fn.name)
+            if host is None and unit is None:
                 out += [_remapped(d, lines) for d in derive_kernels(model, fn)]
                 continue
-            unit = hosts.unit(host, path, fn.name)
+            if unit is None:
+                unit = hosts.unit(host, path, fn.name)
+                unit = unit + (host.path,) if unit is not None else None
             if unit is not None:            # ss's main.cu includes kernels.cu after the typedefs it needs: the
-                umodel, ufn, ulines = unit  # kernel is read, and translated, in that file's context
+                umodel, ufn, ulines, top = unit     # kernel is read, and translated, in that file's context
                 d = _remapped(derive_kernel(umodel, ufn), ulines)
-                d.path, d.line, d.defined_in = host.path, _remapped_line(lines, _line(model, fn.node)), None
-                d.notes.insert(0, f"{Path(path).name} is included by {Path(host.path).name}: verified "
-                                  f"through {Path(host.path).name}")
+                d.path, d.line, d.defined_in = top, _remapped_line(lines, _line(model, fn.node)), None
+                d.notes.insert(0, f"{Path(path).name} is included by {Path(top).name}: verified "
+                                  f"through {Path(top).name}")
             else:
                 d = _remapped(derive_kernel(model, fn, host=host), lines)
             out.append(d)

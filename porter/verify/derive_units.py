@@ -51,9 +51,8 @@ class _Hosts:
         self.models: dict = {}
         self.lines: dict = {}
 
-    def launching(self, name: str):
-        """The model of the one sibling file with a launch of kernel `name`, or None (none, or several)."""
-        from porter.analysis.launch import site_kernel
+    def _launcher(self, name: str) -> Path | None:
+        """The one sibling file whose text launches kernel `name`, or None (none, or several)."""
         pat = re.compile(r"(?<![\w.])" + re.escape(name) + r"\s*(?:<[^;{}]*?>)?\s*<<<")
         files = []
         for f in sorted(self.path.parent.iterdir()):
@@ -64,9 +63,15 @@ class _Hosts:
                     files.append(f)
             except OSError:
                 continue
-        if len(files) != 1:
+        return files[0] if len(files) == 1 else None
+
+    def launching(self, name: str):
+        """The model of the one sibling file with a launch of kernel `name`, or None (none, or several)."""
+        from porter.analysis.launch import site_kernel
+        f = self._launcher(name)
+        if f is None:
             return None
-        model = self._model(files[0])
+        model = self._model(f)
         if model is None or not any(site_kernel(s) == name and s.block is not None for s in model.launches):
             return None
         return model
@@ -75,17 +80,67 @@ class _Hosts:
         """(model, kernel, LineMap) of `name` in the host file with the project files it includes inlined (the
         translators' view: units.py), when the host includes `path`; None otherwise."""
         pat = r'^\s*#\s*include\s*"(?:[^"]*/)?' + re.escape(Path(path).name) + '"'
+        top = host.path
         if re.search(pat, host.source.text, re.M) is None:
-            return None
-        key = ("unit", host.path)
+            top = self._includer(Path(path).name, Path(host.path).name)
+            if top is None:
+                return None
+        key = ("unit", top)
         if key not in self.models:
             try:
-                self.models[key], self.lines[key] = _unit_model(host.path)
+                self.models[key], self.lines[key] = _unit_model(top)
             except Exception:            # the unit does not parse: the kernel is read from its own file
                 self.models[key] = None
         m = self.models[key]
         fn = next((f for f in m.kernels if f.name == name and f.body is not None), None) if m else None
         return (m, fn, self.lines.get(key)) if fn is not None else None
+
+    def through_includer(self, path: str, name: str):
+        """(model, kernel, LineMap) of `name` read through the file that includes both its file and the one
+        launching it, when that launching file does not parse alone (myocyte's master.cu launches `kernel`, which
+        only work.cu, included by main.cu, declares before it); None otherwise."""
+        from porter.analysis.launch import site_kernel
+        f = self._launcher(name)
+        top = self._includer(Path(path).name, f.name) if f is not None else None
+        if top is None:
+            return None
+        key = ("unit", top)
+        if key not in self.models:
+            try:
+                self.models[key], self.lines[key] = _unit_model(top)
+            except Exception:            # the unit does not parse either
+                self.models[key] = None
+        m = self.models[key]
+        fn = next((k for k in m.kernels if k.name == name and k.body is not None), None) if m else None
+        if fn is None or not any(site_kernel(s) == name and s.block is not None for s in m.launches):
+            return None
+        return m, fn, self.lines.get(key), top
+
+    def _includer(self, *names: str) -> str | None:
+        """The one sibling file that includes every one of `names`, directly or through other siblings, and that
+        no sibling includes (myocyte: main.cu includes work.cu, which includes kernel.cu and master.cu, the
+        launching file; only main.cu has the typedefs both need); None when there is not exactly one."""
+        inc = re.compile(r'^\s*#\s*include\s*"(?:[^"]*/)?([^"/]+)"', re.M)
+        direct: dict[str, set] = {}
+        for f in self.path.parent.iterdir():
+            if f.suffix in _HOST_SUFFIXES and f.is_file():
+                try:
+                    direct[f.name] = set(inc.findall(f.read_text(errors="replace")))
+                except OSError:
+                    continue
+
+        def closure(name: str) -> set:
+            seen, todo = set(), [name]
+            while todo:
+                for d in direct.get(todo.pop(), ()):
+                    if d not in seen:
+                        seen.add(d)
+                        todo.append(d)
+            return seen
+        reach = {f: closure(f) for f in direct}
+        having = [f for f, r in reach.items() if all(n in r for n in names)]
+        roots = [f for f in having if not any(f in reach[g] for g in having if g != f)]
+        return str(self.path.parent / roots[0]) if len(roots) == 1 else None
 
     def _model(self, f: Path):
         if f not in self.models:
