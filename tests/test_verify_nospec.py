@@ -933,3 +933,25 @@ def test_a_kernel_launched_from_a_file_that_only_a_common_includer_makes_parse(t
     (tmp_path / "other.cu").write_text('#include "define.h"\n#include "work.cu"\n')
     (d,) = derive_file(str(tmp_path / "kernel.cu"))
     assert [p.what for p in d.problems] == ["parse"]
+
+
+def test_a_loop_counter_bounded_by_a_loaded_count_is_an_index_too(tmp_path):
+    # ldpc: `int s = count[row]; for (i = 0; i < s; i++) h = compact[i * ROWS + row]`: random counts up to 100
+    # read past compact (PoCL SIGSEGV); the count's values are kept small now
+    ks = derive_text(tmp_path, """
+__global__ void k(const char *count, const float *compact, float *out, int n) {
+  int row = threadIdx.x; if (row >= n) return;
+  float acc = 0.f; int s = count[row];
+  for (int i = 0; i < s; i++) acc += compact[i * 4 + row];
+  out[row] = acc;
+}
+__global__ void fixed_trip(const char *count, const float *compact, float *out, int n) {
+  int row = threadIdx.x; if (row >= n) return;
+  float acc = 0.f;
+  for (int i = 0; i < 3; i++) acc += compact[i * 4 + row] * count[row];
+  out[row] = acc;
+}
+""")
+    assert ks["k"].problems == [] and ks["k"].params[0].init == ("below", ("2",))
+    assert not any("indexes memory" in n for n in ks["fixed_trip"].notes)       # a constant trip: data only
+    assert ks["fixed_trip"].params[0].init[0] == "uniform"

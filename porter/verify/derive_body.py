@@ -98,9 +98,20 @@ def index_uses(fn, pointers: set) -> list[IndexUse]:
     for v in local_vars:                # initialised with one load and never assigned again
         if v.children and id(v) not in written and "*" not in (v.type or "") and single_load(v.children[-1]):
             direct.add(id(v))
+    # `for (i = 0; i < s; i++)` with `s` loaded: the loop counter's range is the loaded value's (ldpc's counts)
+    bounds = [c for c in fn.body.walk() if c.kind == "BINARY_OPERATOR" and c.op in ("<", "<=", ">", ">=", "!=")
+              and len(c.children) == 2 and c.parent is not None and c.parent.kind in ("FOR_STMT", "WHILE_STMT")]
     changed = True
     while changed:                      # locals holding loaded values, to a fixed point
         changed = False
+        for c in bounds:
+            for var, limit in ((c.children[0], c.children[1]), (c.children[1], c.children[0])):
+                v = _bare(var)
+                if v is not None and v.kind == "DECL_REF_EXPR" and v.ref is not None and v.ref.kind == "VAR_DECL":
+                    add = sources(limit) - taint.get(id(v.ref), set())
+                    if add:
+                        taint.setdefault(id(v.ref), set()).update(add)
+                        changed = True
         for v in local_vars:
             if v.children and "*" not in (v.type or ""):
                 add = sources(v) - taint.get(id(v), set())
