@@ -64,7 +64,8 @@ def test_cap_sizes_halves_the_largest_size_until_buffers_and_launch_fit():
 
 def _doc(ok, values=None):
     runs = [{"target": "vulkan", "variant": f"sg{s}", "status": "pass" if ok or s != 16 else "FAIL",
-             "message": ""} for s in (4, 8, 16)]
+             "message": ""} for s in (4, 8, 16)] + [{"target": "opencl", "variant": "-", "status": "pass",
+                                                    "message": ""}]
     diff = [{"a": "vulkan/sg4", "b": "vulkan/sg16", "ok": ok, "message": "out: 1 of 8 elements differ",
              "values": values}]
     return {"results": runs, "differential": diff}
@@ -109,8 +110,10 @@ def test_verify_program_runs_what_derives_and_says_why_the_rest_does_not(tmp_pat
     rows = b.verify_program(str(prog), res, 120)
     assert rows["scale"]["verdict"] == "agree", rows["scale"]
     assert rows["scale"]["sizes"] == {"n": 1 << 20} and rows["scale"]["targets"] == ["vulkan", "opencl"]
-    # launched in a host wrapper: derived from its call `run_shift(d_v, n, 128)`; valid in GLSL only
-    assert rows["shift"]["verdict"] == "agree" and rows["shift"]["targets"] == ["vulkan"], rows["shift"]
+    # launched in a host wrapper: derived from its call `run_shift(d_v, n, 128)`; valid in GLSL only: lavapipe's
+    # three subgroup sizes agree, but with no second implementation that is not counted as verified
+    assert rows["shift"]["verdict"] == "failed" and rows["shift"]["targets"] == ["vulkan"], rows["shift"]
+    assert rows["shift"]["why"].startswith("only vulkan ran")
     assert rows["shift"]["runs"] == {"vulkan/sg4": "pass", "vulkan/sg8": "pass", "vulkan/sg16": "pass"}
     assert rows["negate"]["verdict"] == "underived" and "`d_x + 1`, not a buffer" in rows["negate"]["why"]
     # past the end of its buffers at the derived size: the runs agree (Vulkan drops the stores, PoCL's land past
@@ -122,7 +125,7 @@ def test_verify_program_runs_what_derives_and_says_why_the_rest_does_not(tmp_pat
     res["opencl"]["kernels"]["scale"] = "CP907 something"
     assert "scale" not in b.verify_program(str(prog), res, 120)
     tot = b.verify_totals({"p": {"verify": rows}})
-    assert (tot["derived"], tot["agree"], tot["failed"], tot["underived"]) == (3, 2, 1, 1)
+    assert (tot["derived"], tot["agree"], tot["failed"], tot["underived"]) == (3, 1, 2, 1)
 
 
 def test_a_hand_investigation_is_shown_beside_the_verdict_never_instead(tmp_path):
@@ -257,3 +260,15 @@ def test_a_disagreement_on_special_inputs_is_run_again_with_finite_ones(monkeypa
     case["init"] = {"x": ["uniform", [-1.0, 1.0]]}
     row = b.verify_kernel(os.path.join(PROG, "main.cu"), case, ["vulkan"], 5)
     assert row["verdict"] == "disagree" and len(calls) == 2
+
+
+def test_runs_of_one_implementation_alone_are_not_an_agreement():
+    # lavapipe's subgroup sizes share one compiler (which ends every loop after 65535 iterations in all, at each
+    # size alike): three agreeing lavapipe runs with OpenCL refused prove less than two implementations agreeing
+    b = _breadth()
+    runs = [{"target": "vulkan", "variant": f"sg{s}", "status": "pass", "message": ""} for s in (4, 8, 16)]
+    doc = {"results": runs, "differential": [{"a": "vulkan/sg4", "b": "vulkan/sg8", "ok": True, "message": ""}]}
+    row = b._judge_runs(doc, None, {})
+    assert row["verdict"] == "failed" and row["why"].startswith("only vulkan ran")
+    doc["results"] = runs + [{"target": "opencl", "variant": "-", "status": "pass", "message": ""}]
+    assert b._judge_runs(doc, None, {})["verdict"] == "agree"
