@@ -1002,3 +1002,24 @@ int main(int argc, char **argv) {
 """)["k"]
     assert (d.block, d.signature, d.problems) == ("min(hidden, 1024)", "x: f32[sizes_0] out, n: i32 = sizes_0", [])
     assert d.sizes == {"hidden": 256, "sizes_0": 1000}
+
+
+def test_a_launch_the_preprocessor_leaves_out_is_named_in_the_problem(tmp_path):
+    # recursiveGaussian's SimpleRecursiveRGBA is launched under `#if USE_SIMPLE_FILTER` (0): no launch site
+    src = """#include <cuda_runtime.h>
+#define SIMPLE 0
+__global__ void k(float *x, int w, int h) { int i = threadIdx.x; if (i < w * h) x[i] = 1; }
+int main() {
+  float *d; cudaMalloc(&d, 64 * sizeof(float));
+#if SIMPLE
+  k<<<1, 64>>>(d, 8, 8);
+#endif
+  return 0;
+}
+"""
+    d = derive_text(tmp_path, src)["k"]
+    assert [(p.what, p.message) for p in d.problems] == [(
+        "launch", "no launch site in this file (its launch at line 7 is in code the preprocessor leaves out), and "
+                  "not exactly one integer parameter to take for the size: grid, block and sizes are needed")]
+    d = derive_text(tmp_path, src.replace("  k<<<1, 64>>>(d, 8, 8);\n", ""))["k"]
+    assert "preprocessor" not in d.problems[0].message

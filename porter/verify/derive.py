@@ -245,7 +245,13 @@ def _without_site(fn, sym: _Sym, d: Derived) -> None:
         d.notes.append(f"no launch site: assumed 1-D, grid cdiv({n}, 256), block 256, every array of {n} "
                        f"elements, {n}={HEURISTIC_SIZE} (--sizes {n}=N)")
     else:
-        d.problems.append(Problem("launch", "no launch site in this file, and not exactly one integer "
+        text = sym.model.source.text
+        m = re.search(r"(?<![\w.])" + re.escape(fn.name) + r"\s*(?:<[^;{}]*?>)?\s*<<<", text)
+        where = ""
+        if m is not None:               # recursiveGaussian's `#if USE_SIMPLE_FILTER` launch: the build leaves it out
+            where = f" (its launch at line {text.count(chr(10), 0, m.start()) + 1} is in code the preprocessor " \
+                    "leaves out)"
+        d.problems.append(Problem("launch", f"no launch site in this file{where}, and not exactly one integer "
                                             "parameter to take for the size: grid, block and sizes are needed"))
 
 
