@@ -898,14 +898,14 @@ def test_buffers_passed_from_an_offset_are_the_allocation_less_the_offset(tmp_pa
     assert [p.what for p in d["k"].problems] == ["out"]
 
 
-WRAPPED = """#include <cuda_runtime.h>
+CONV = """#include <cuda_runtime.h>
 __global__ void scale(float *dst, const float *src, int w, int h) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < w * h) dst[i] = 2.0f * src[i];
 }
 void run(float *dst, const float *src, int w, int h) { scale<<<(w * h + 127) / 128, 128>>>(dst, src, w, h); }
 """
-WRAPPED_MAIN = """#include <cuda_runtime.h>
+CONV_MAIN = """#include <cuda_runtime.h>
 void run(float *dst, const float *src, int w, int h);
 float *make(size_t count) { float *p; cudaMalloc(&p, count * sizeof(float)); return p; }
 void make_at(float **q, size_t count) { cudaMalloc(q, count * sizeof(float)); }
@@ -924,20 +924,20 @@ def test_buffers_of_a_wrapper_called_in_another_file_and_allocated_by_helpers(tm
     # convolutionSeparable: conv.cu's wrapper is called from main.cu, which allocates the buffers (was "no
     # cudaMalloc of `dst` in this file"); allreduce's `float *buffer = alloc(n)`: a helper that returns the
     # pointer it cudaMallocs, or one given its address
-    (tmp_path / "main.cu").write_text(WRAPPED_MAIN)
-    d = derive_text(tmp_path, WRAPPED, name="conv.cu")["scale"]
+    (tmp_path / "main.cu").write_text(CONV_MAIN)
+    d = derive_text(tmp_path, CONV, name="conv.cu")["scale"]
     assert (d.signature, d.grid, d.block, d.sizes, d.problems) == \
         ("dst: f32[w * h] out, src: f32[w * h] in, w: i32, h: i32", "((w * h) + 127) // 128", "128",
          {"w": 64, "h": 32}, [])
     assert d.notes == ["`run` is called in another file of the program: its call at main.cu:10 gives its parameters"]
     # a helper that returns another pointer than the one it allocates: not its size
-    (tmp_path / "main.cu").write_text(WRAPPED_MAIN.replace("return p;", "return (float *)0;"))
-    d = derive_text(tmp_path, WRAPPED, name="conv.cu")["scale"]
+    (tmp_path / "main.cu").write_text(CONV_MAIN.replace("return p;", "return (float *)0;"))
+    d = derive_text(tmp_path, CONV, name="conv.cu")["scale"]
     assert [p.what for p in d.problems] == ["src"] and "no cudaMalloc of `d_in`" in d.problems[0].message
     # two files call the wrapper: which one is not guessed
-    (tmp_path / "main.cu").write_text(WRAPPED_MAIN)
-    (tmp_path / "other.cu").write_text(WRAPPED_MAIN.replace("w = 64", "w = 16"))
-    d = derive_text(tmp_path, WRAPPED, name="conv.cu")["scale"]
+    (tmp_path / "main.cu").write_text(CONV_MAIN)
+    (tmp_path / "other.cu").write_text(CONV_MAIN.replace("w = 64", "w = 16"))
+    d = derive_text(tmp_path, CONV, name="conv.cu")["scale"]
     assert [p.what for p in d.problems] == ["dst", "src"]
 
 
