@@ -7,17 +7,21 @@ derive_units.py):
   char, short and of structs made of one scalar type are flat buffers of that type;
 - the first launch site `k<<<grid, block, shmem>>>(args)` (derive_sizes.py): grid, block and dynamic shared
   memory become expressions of size names, each pointer argument's length comes from its `cudaMalloc(&p, bytes)`
-  (bytes / sizeof(element)), an input the host zeroes with cudaMemset before the launch starts as zeros;
+  (bytes / sizeof(element); or a host helper's that returns the pointer or is given its address; a pointer passed
+  from an offset, `p + k` / `&p[k]`, is the allocation less the offset), an input the host zeroes with cudaMemset
+  before the launch starts as zeros; a host wrapper's parameters come from its call, in this file or the one other
+  file of the program that calls it; a local assigned after its declaration is read where the assignment reaches
+  the launch on every path (derive_sizes._reaching);
 - size names: kernel integer parameters that receive a host variable directly, and host variables initialised
-  with constants (`const int n = 1 << 20`); a variable read at run time (`atoi(argv[1])`) gets 1000 (256 in a
-  block), with a note. Without any launch site in its file, the one sibling file that launches the kernel gives
-  it; without any, a kernel with exactly one integer parameter is assumed 1-D (grid ceil(n / 256), block 256,
-  every array of n elements), with a note.
+  with constants (`const int n = 1 << 20`); a variable read at run time (`atoi(argv[1])`, an array's or a
+  container's element the program fills) gets 1000 (256 in a block), with a note. Without any launch site in
+  its file, the one sibling file that launches the kernel gives it; without any, a kernel with exactly one
+  integer parameter is assumed 1-D (grid ceil(n / 256), block 256, every array of n elements), with a note.
 - a template kernel gives one case per instance the program launches (translate/templates.py's instances).
-What cannot be derived (aliasing pointer arguments, an offset pointer, a buffer allocated out of sight, memory
-indexed with values read from the kernel's inputs, a template never launched) is a Problem: spec-less verify
-refuses the kernel and points to `cuport verify --init`, whose skeleton marks it TODO with a placeholder that
-loads and runs.
+- a template kernel instantiated by the file that includes its file derives through that file (sampling).
+What cannot be derived (aliasing pointer arguments, a buffer allocated out of sight, memory indexed with values
+read from the kernel's inputs, a template never launched) is a Problem: spec-less verify refuses the kernel and
+points to `cuport verify --init`, whose skeleton marks it TODO with a placeholder that loads and runs.
 """
 from __future__ import annotations
 
