@@ -1023,3 +1023,22 @@ int main() {
                   "not exactly one integer parameter to take for the size: grid, block and sizes are needed")]
     d = derive_text(tmp_path, src.replace("  k<<<1, 64>>>(d, 8, 8);\n", ""))["k"]
     assert "preprocessor" not in d.problems[0].message
+
+
+def test_a_constant_cast_to_unsigned_keeps_clangs_value(tmp_path):
+    # qrg's `const unsigned int distance = ((unsigned int)-1) / (pathN + 1)` was `-1 // ...`: "scalar 'distance'
+    # = -1 does not fit u32" on every target
+    src = """#include <cuda_runtime.h>
+__global__ void k(float *x, unsigned int n, unsigned int dist) { int i = threadIdx.x; if (i < n) x[i] = dist; }
+int main() {
+  const unsigned int n = 64;
+  const unsigned int dist = ((unsigned int)-1) / (n + 1);
+  float *d; cudaMalloc(&d, n * sizeof(float));
+  k<<<1, 64>>>(d, n, dist);
+  return 0;
+}
+"""
+    d = derive_text(tmp_path, src)["k"]
+    assert d.signature == "x: f32[n] out, n: u32, dist: u32 = 4294967295 // (n + 1)"
+    d = derive_text(tmp_path, src.replace("((unsigned int)-1)", "((unsigned int)n - 2)"))["k"]
+    assert d.signature == "x: f32[n] out, n: u32, dist: u32 = (n - 2) // (n + 1)"     # not a constant: the names

@@ -133,6 +133,9 @@ class _Sym:
         if node is None or depth > 12:
             raise Underivable("expression too deep")
         n, trunc = node, False
+        v = node.value if node.kind in _WRAPPERS and node.kind != "UNEXPOSED_EXPR" else None
+        if isinstance(v, int) and not isinstance(v, bool) and not _has_var_refs(node):
+            return str(v)               # qrg's `(unsigned int)-1`: clang's value of the cast, not -1
         while n.kind in _WRAPPERS and n.children:
             trunc = trunc or (_INTEGRAL.search(n.type or "") is not None and
                               _FLOATING.search(n.children[-1].type or "") is not None)
