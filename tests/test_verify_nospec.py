@@ -1042,3 +1042,37 @@ int main() {
     assert d.signature == "x: f32[n] out, n: u32, dist: u32 = 4294967295 // (n + 1)"
     d = derive_text(tmp_path, src.replace("((unsigned int)-1)", "((unsigned int)n - 2)"))["k"]
     assert d.signature == "x: f32[n] out, n: u32, dist: u32 = (n - 2) // (n + 1)"     # not a constant: the names
+
+
+ROUND_UP = """size_t shrRoundUp(int group_size, int global_size)
+{
+  int r = global_size % group_size;
+  if (r == 0) { return global_size; } else { return global_size + group_size - r; }
+}
+"""
+
+
+def test_the_opencl_sdks_round_up_helper_is_round_up(tmp_path):
+    # qrg / tridiagonal's `szGlobalWorkSize[0] = shrRoundUp(16, width) / 16` (was a size decided at run time:
+    # 1000 x 1000 blocks of 16 x 16 for tridiagonal's transpose, past the time limit on PoCL)
+    main = """#include <cuda_runtime.h>
+__global__ void k(float *x, int w) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < w) x[i] = 1; }
+{helper}
+int main() {
+  const int w = 1000;
+  float *d; cudaMalloc(&d, w * sizeof(float));
+  size_t g[1];
+  g[0] = shrRoundUp(64, w) / 64;
+  k<<<g[0], 64>>>(d, w);
+  return 0;
+}
+"""
+    d = derive_text(tmp_path, main.replace("{helper}", ROUND_UP))["k"]
+    assert (d.grid, d.problems) == ("round_up(w, 64) // 64", [])
+    # declared here, defined in another file of the program (tridiagonal's shrUtils.cu)
+    (tmp_path / "shrUtils.cu").write_text(ROUND_UP)
+    d = derive_text(tmp_path, main.replace("{helper}", "size_t shrRoundUp(int group_size, int global_size);"))
+    assert d["k"].grid == "round_up(w, 64) // 64"
+    # another body: not taken for a round-up (the element is a size decided at run time)
+    d = derive_text(tmp_path, main.replace("{helper}", ROUND_UP.replace("- r;", "- r + 1;")), name="k2.cu")["k"]
+    assert (d.grid, d.sizes["g_0"]) == ("g_0", 1000)

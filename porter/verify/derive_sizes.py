@@ -209,6 +209,9 @@ class _Sym:
             ab = _ceil_pattern(n)
             if ab is not None:          # hypterm's `#define ceil(a,b) ((a) % (b) == 0 ? (a) / (b) : (a) / (b) + 1)`
                 return f"cdiv({self.expr(ab[0], depth + 1)}, {self.expr(ab[1], depth + 1)})"
+        if k == "CALL_EXPR" and _round_up_fn(n, self.hosts) is not None:
+            x, y = _round_up_fn(n, self.hosts)  # the OpenCL SDK's shrRoundUp(group, global) (qrg, tridiagonal)
+            return f"round_up({_tidy(self.expr(x, depth + 1))}, {_tidy(self.expr(y, depth + 1))})"
         if k == "CALL_EXPR":
             body = _one_return(self.model, n)
             if body is not None:        # `int ceil_div(int a, int b) { return (a + b - 1) / b; }`
@@ -459,6 +462,56 @@ def _one_return(model, call):
     if len(stmts) != 1 or stmts[0].kind != "RETURN_STMT" or not stmts[0].children:
         return None
     return fns[0], stmts[0].children[-1]
+
+
+def _round_up_fn(call, hosts=None):
+    """(x, y) arguments of a call of a host function that rounds x up to a multiple of y, written
+    `r = x % y; if (r == 0) return x; else return x + y - r;` (the OpenCL SDK's shrRoundUp, with its parameters
+    in either order; its body in this file or, declared only, in the one other file of the program that defines
+    it: tridiagonal's shrUtils.cu); None otherwise. Compared by declaration, not by name."""
+    fns = [f for f in call.model.functions if f.name == call.spelling and f.body is not None and not f.is_kernel]
+    if not fns and hosts is not None and call.spelling:
+        fns = hosts.defining(call.spelling)
+    if len(fns) != 1 or len(fns[0].params) != len(call.args()) or len(call.args()) != 2:
+        return None
+    fn, stmts = fns[0], fns[0].body.children
+
+    def ref(node):
+        b = _bare(node)
+        return b.ref if b is not None and b.kind == "DECL_REF_EXPR" else None
+
+    def returned(stmt):
+        while stmt is not None and stmt.kind == "COMPOUND_STMT" and len(stmt.children) == 1:
+            stmt = stmt.children[0]
+        return _bare(stmt.children[-1]) if stmt is not None and stmt.kind == "RETURN_STMT" and stmt.children \
+            else None
+    if len(stmts) != 2 or stmts[0].kind != "DECL_STMT" or len(stmts[0].children) != 1 or stmts[1].kind != "IF_STMT" \
+            or len(stmts[1].children) != 3:
+        return None
+    r = stmts[0].children[0]
+    mod = _bare(r.children[-1]) if r.children else None
+    if mod is None or mod.kind != "BINARY_OPERATOR" or mod.op != "%" or len(mod.children) != 2:
+        return None
+    x, y = ref(mod.children[0]), ref(mod.children[1])
+    params = [p.node for p in fn.params]
+    if x is None or y is None or x is y or x not in params or y not in params:
+        return None
+    cond, yes, no = stmts[1].children
+    cond = _bare(cond)
+    if cond.kind != "BINARY_OPERATOR" or cond.op != "==" or len(cond.children) != 2 or \
+            {ref(cond.children[0]) is r, ref(cond.children[1]) is r} != {True, False} or \
+            0 not in (_bare(cond.children[0]).value, _bare(cond.children[1]).value):
+        return None
+    yes, no = returned(yes), returned(no)
+    if yes is None or ref(yes) is not x or no is None or no.kind != "BINARY_OPERATOR" or no.op != "-" or \
+            len(no.children) != 2 or ref(no.children[1]) is not r:
+        return None
+    add = _bare(no.children[0])
+    if add.kind != "BINARY_OPERATOR" or add.op != "+" or len(add.children) != 2 or \
+            {ref(add.children[0]), ref(add.children[1])} != {x, y}:
+        return None
+    args = call.args()
+    return args[params.index(x)], args[params.index(y)]
 
 
 def _ceil_pattern(node):

@@ -94,6 +94,24 @@ class _Hosts:
                 found.append(calls)
         return found[0] if len(found) == 1 else []
 
+    def defining(self, name: str) -> list:
+        """The host functions `name` with a body in the one other file of the program that defines it ([] when
+        none or several do): a helper declared in a header and defined beside (tridiagonal's shrUtils.cu)."""
+        pat = re.compile(r"(?<![\w.])" + re.escape(name) + r"\s*\([^;{}]*\)\s*\{")
+        found = []
+        for f in self._siblings():
+            try:
+                if not pat.search(f.read_text(errors="replace")):
+                    continue
+            except OSError:
+                continue
+            m = self._model(f)
+            fns = [fn for fn in (m.functions if m is not None else ()) if fn.name == name and fn.body is not None
+                   and not fn.is_kernel]
+            if fns:
+                found.append(fns)
+        return found[0] if len(found) == 1 else []
+
     def including(self, path: str):
         """The model of the one other file of the program that `#include`s `path`, or None."""
         pat = re.compile(r'^\s*#\s*include\s*"(?:[^"]*/)?' + re.escape(Path(path).name) + '"', re.M)
