@@ -7,17 +7,21 @@ derive_units.py):
   char, short and of structs made of one scalar type are flat buffers of that type;
 - the first launch site `k<<<grid, block, shmem>>>(args)` (derive_sizes.py): grid, block and dynamic shared
   memory become expressions of size names, each pointer argument's length comes from its `cudaMalloc(&p, bytes)`
-  (bytes / sizeof(element)), an input the host zeroes with cudaMemset before the launch starts as zeros;
+  (bytes / sizeof(element); or a host helper's that returns the pointer or is given its address; a pointer passed
+  from an offset, `p + k` / `&p[k]`, is the allocation less the offset), an input the host zeroes with cudaMemset
+  before the launch starts as zeros; a host wrapper's parameters come from its call, in this file or the one other
+  file of the program that calls it; a local assigned after its declaration is read where the assignment reaches
+  the launch on every path (derive_sizes._reaching);
 - size names: kernel integer parameters that receive a host variable directly, and host variables initialised
-  with constants (`const int n = 1 << 20`); a variable read at run time (`atoi(argv[1])`) gets 1000 (256 in a
-  block), with a note. Without any launch site in its file, the one sibling file that launches the kernel gives
-  it; without any, a kernel with exactly one integer parameter is assumed 1-D (grid ceil(n / 256), block 256,
-  every array of n elements), with a note.
+  with constants (`const int n = 1 << 20`); a variable read at run time (`atoi(argv[1])`, an array's or a
+  container's element the program fills) gets 1000 (256 in a block), with a note. Without any launch site in
+  its file, the one sibling file that launches the kernel gives it; without any, a kernel with exactly one
+  integer parameter is assumed 1-D (grid ceil(n / 256), block 256, every array of n elements), with a note.
 - a template kernel gives one case per instance the program launches (translate/templates.py's instances).
-What cannot be derived (aliasing pointer arguments, an offset pointer, a buffer allocated out of sight, memory
-indexed with values read from the kernel's inputs, a template never launched) is a Problem: spec-less verify
-refuses the kernel and points to `cuport verify --init`, whose skeleton marks it TODO with a placeholder that
-loads and runs.
+- a template kernel instantiated by the file that includes its file derives through that file (sampling).
+What cannot be derived (aliasing pointer arguments, a buffer allocated out of sight, memory indexed with values
+read from the kernel's inputs, a template never launched) is a Problem: spec-less verify refuses the kernel and
+points to `cuport verify --init`, whose skeleton marks it TODO with a placeholder that loads and runs.
 """
 from __future__ import annotations
 
@@ -30,7 +34,8 @@ from pathlib import Path
 from porter.verify.derive_body import _communicates, _pointer_use, index_uses
 from porter.verify.derive_sizes import (HEURISTIC_BLOCK, HEURISTIC_SIZE, Underivable, _allocation, _bare,
                                         _dims_text, _elements, _expressible, _grid_text, _has_var_refs, _loop_start,
-                                        _mark_inline, _Sym, _through_wrappers, _tidy, _wrapper_block, _zeroed)
+                                        _mark_inline, _offset_buffer, _past_offset, _Sym, _through_wrappers, _tidy,
+                                        _wrapper_block, _zeroed)
 from porter.verify.derive_types import _BYTES, _canon, _dtype, _flat_pointee, _subst
 from porter.verify.derive_units import _Hosts, _remapped, _remapped_line, _unit_model
 
@@ -104,28 +109,29 @@ def case_from_dict(d: dict):
 MAX_INSTANCES = 4                # instantiations of one template kernel derived (the first ones found)
 
 
-def derive_kernels(model, fn) -> list[Derived]:
+def derive_kernels(model, fn, hosts=None) -> list[Derived]:
     """A Derived for a kernel; for a template kernel, one per instantiation the program launches (the launch
     it comes from gives its sizes), or one with a "template" problem when none is found."""
     if not fn.is_template:
-        return [derive_kernel(model, fn)]
+        return [derive_kernel(model, fn, hosts=hosts)]
     from porter.translate.templates import instances
     try:
         found = [i for i in instances(model, fn) if i.origin in ("launch", "host template")]
     except Exception:                   # the instance search met a tree it does not know: no instance
         found = []
     if not found:
-        d = derive_kernel(model, fn)
+        d = derive_kernel(model, fn, hosts=hosts)
         d.problems.insert(0, Problem("template", f"`{fn.name}` is a template launched with no template arguments "
                                                  "found: they are needed (Case(kernel=\"name<args>\"))"))
         return [d]
-    return [derive_kernel(model, fn, i) for i in found[:MAX_INSTANCES]]
+    return [derive_kernel(model, fn, i, hosts=hosts) for i in found[:MAX_INSTANCES]]
 
 
-def derive_kernel(model, fn, inst=None, host=None) -> Derived:
+def derive_kernel(model, fn, inst=None, host=None, hosts=None) -> Derived:
     """One kernel (one instance `inst` of a template kernel, translate/templates.py's Instance). `host`: the
     model of another file of the program whose launch of the kernel gives the sizes (the kernel's own file has
-    none); the kernel's body is still read from `model`."""
+    none); the kernel's body is still read from `model`. `hosts` (derive_units._Hosts): the program's other
+    files, where a host wrapper of this file is called from (its buffers, its sizes)."""
     from porter.analysis.launch import site_kernel
     name = f"{fn.name}<{inst.label}>" if inst is not None else fn.name
     d = Derived(model.path, name, _line(model, fn.node))
@@ -152,6 +158,7 @@ def derive_kernel(model, fn, inst=None, host=None) -> Derived:
                for k, v in inst.host[1].items()}
     site = sites[0] if sites else None
     sym = _Sym(model, site, fn, env)
+    sym.hosts = hosts
     if inst is not None:
         sym.types = dict(inst.args)
     args = list(site.args) if site is not None else []
@@ -315,14 +322,14 @@ def _from_site(model, fn, site, args, sym: _Sym, d: Derived) -> None:
         b = _through_wrappers(sym, b)
         if not _is_int(p) or b.kind != "DECL_REF_EXPR" or b.ref is None or id(b.ref) in sym.inline:
             continue
-        init = sym.an.definition(b.ref) if b.ref.kind == "VAR_DECL" else sym.caller_arg(b.ref)
-        const = fold_int(model, init, sym.env) if init is not None else None
+        init = sym.definition(b.ref, b) if b.ref.kind == "VAR_DECL" else sym.caller_arg(b.ref)
+        const = fold_int(init.model, init, sym.env) if init is not None else None
         if const is not None and not _has_var_refs(init):
             sym.size_name(b.ref, const, name=p.name)
         elif init is None and _loop_start(b.ref) is not None:
             continue                    # a loop counter: _Sym.variable gives its first value
         elif init is None or not _expressible(sym, init):
-            sym.size_name(b.ref, HEURISTIC_SIZE, f"{{name}} is decided at run time (line {_line(model, b.ref)}): "
+            sym.size_name(b.ref, HEURISTIC_SIZE, f"{{name}} is decided at run time ({sym.where(b.ref)}): "
                                                  f"{HEURISTIC_SIZE} assumed (--sizes {{name}}=N)", p.name)
     try:
         d.grid = _grid_text(sym, site.grid)
@@ -346,7 +353,13 @@ def _without_site(fn, sym: _Sym, d: Derived) -> None:
         d.notes.append(f"no launch site: assumed 1-D, grid cdiv({n}, 256), block 256, every array of {n} "
                        f"elements, {n}={HEURISTIC_SIZE} (--sizes {n}=N)")
     else:
-        d.problems.append(Problem("launch", "no launch site in this file, and not exactly one integer "
+        text = sym.model.source.text
+        m = re.search(r"(?<![\w.])" + re.escape(fn.name) + r"\s*(?:<[^;{}]*?>)?\s*<<<", text)
+        where = ""
+        if m is not None:               # recursiveGaussian's `#if USE_SIMPLE_FILTER` launch: the build leaves it out
+            where = f" (its launch at line {text.count(chr(10), 0, m.start()) + 1} is in code the preprocessor " \
+                    "leaves out)"
+        d.problems.append(Problem("launch", f"no launch site in this file{where}, and not exactly one integer "
                                             "parameter to take for the size: grid, block and sizes are needed"))
 
 
@@ -385,11 +398,15 @@ def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) ->
         b = _bare(arg)
         b = _through_wrappers(sym, b)
         table = _buffer_table(b)        # `mdlat[k]`: one buffer of a table, each cudaMalloc'd as `&mdlat[k]`
+        offset = _offset_buffer(sym, b) if table is None else None     # `dE + k`, `&d_a[i]`
         if table is not None and _allocation(model, table.ref, element=True) is not None:
             key, size, shown = (id(table.ref), " ".join(b.text.split())), \
                 _allocation(model, table.ref, element=True), " ".join(b.text.split())
+        elif offset is not None:        # the same buffer as its base for the aliasing check
+            key, size, shown = id(offset[0].ref), sym.allocation(offset[0].ref), offset[0].spelling
+            zeroed = _zeroed(model, offset[0].ref, sym.site)
         elif b.kind == "DECL_REF_EXPR" and b.ref is not None and b.ref.kind in ("VAR_DECL", "PARM_DECL"):
-            key, size, shown = id(b.ref), _allocation(model, b.ref), b.spelling
+            key, size, shown = id(b.ref), sym.allocation(b.ref), b.spelling
             zeroed = _zeroed(model, b.ref, sym.site)
         else:
             key = None
@@ -407,6 +424,8 @@ def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) ->
             else:
                 try:
                     shape = _elements(sym, size, elem, unit)
+                    if offset is not None:
+                        shape = _past_offset(sym, shape, *offset, pointee, unit)
                 except Underivable as e:
                     d.problems.append(Problem(p.name, f"size of '{p.name}': {e}"))
     if shape is None:
@@ -455,7 +474,7 @@ def _scalar(sym: _Sym, d: Derived, p, arg) -> PDesc:
     if dtype[0] == "f":
         v = b.value if b.kind.endswith(("_EXPR", "_LITERAL", "OPERATOR")) else None
         if v is None and b.kind == "DECL_REF_EXPR" and b.ref is not None and b.ref.kind == "VAR_DECL":
-            init = sym.an.definition(b.ref)
+            init = sym.definition(b.ref, b)
             v = _bare(init).value if init is not None else None
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             return PDesc(p.name, dtype, default=format(float(v), ".7g"))
@@ -477,7 +496,7 @@ def _bool_scalar(sym: _Sym, d: Derived, p, arg) -> PDesc:
     """A bool parameter: the launch's constant (`true`, a const bool, an integer), else 1 with a note."""
     b = _through_wrappers(sym, _bare(arg)) if arg is not None else None
     if b is not None and b.kind == "DECL_REF_EXPR" and b.ref is not None and b.ref.kind == "VAR_DECL":
-        init = sym.an.definition(b.ref)
+        init = sym.definition(b.ref, b)
         b = _bare(init) if init is not None else b
     v = b.value if b is not None and b.kind.endswith(("_EXPR", "_LITERAL", "OPERATOR")) else None
     if b is not None and b.kind == "CXX_BOOL_LITERAL_EXPR" and v is None:
@@ -509,7 +528,10 @@ def derive_file(path: str) -> list[Derived]:
             if host is None and not fn.is_template and not any(site_kernel(s) == fn.name for s in model.launches):
                 unit = hosts.through_includer(path, fn.name)
             if host is None and unit is None:
-                out += [_remapped(d, lines) for d in derive_kernels(model, fn)]
+                ds = derive_kernels(model, fn, hosts)
+                if fn.is_template and any(p.what == "template" for p in ds[0].problems):
+                    ds = _through_includer(path, lines, model, fn, hosts) or ds
+                out += [d if d.path != path else _remapped(d, lines) for d in ds]
                 continue
             if unit is None:
                 unit = hosts.unit(host, path, fn.name)
@@ -527,6 +549,26 @@ def derive_file(path: str) -> list[Derived]:
     finally:
         model.release()
         hosts.release()
+
+
+def _through_includer(path, lines, model, fn, hosts) -> list[Derived] | None:
+    """A template kernel whose instances are not in its own file (sampling's kernels.cu: its host template
+    `kernel_dataset<float, int>` is called from main.cu, which includes kernels.cu): its instances read, and
+    verified, through the one file of the program that includes it; None when that does not find them."""
+    inc = hosts.including(path)
+    unit = hosts.unit(inc, path, fn.name) if inc is not None else None
+    if unit is None:
+        return None
+    umodel, ufn, ulines = unit
+    ds = derive_kernels(umodel, ufn, hosts)
+    if any(p.what == "template" for p in ds[0].problems):
+        return None
+    for d in ds:
+        _remapped(d, ulines)
+        d.path, d.line, d.defined_in = inc.path, _remapped_line(lines, _line(model, fn.node)), None
+        d.notes.insert(0, f"{Path(path).name} is included by {Path(inc.path).name}, which instantiates it: "
+                          f"verified through {Path(inc.path).name}")
+    return ds
 
 
 # ---------------------------------------------------------------------------------------------------------------

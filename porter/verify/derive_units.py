@@ -76,6 +76,63 @@ class _Hosts:
             return None
         return model
 
+    def calls(self, name: str, nargs: int, model) -> list:
+        """The calls of host function `name` with `nargs` arguments in the one other file of the program that
+        calls it (convolutionSeparable: conv.cu's wrapper `convolutionRows(...)` is called in main.cu, where its
+        buffers are allocated); [] when none or several files do."""
+        pat = re.compile(r"(?<![\w.>:])" + re.escape(name) + r"\s*(?:<[^;{}]*?>)?\s*\(")
+        found = []
+        for f in self._siblings():
+            if str(f) == str(Path(model.path).resolve()):
+                continue
+            try:
+                if not pat.search(f.read_text(errors="replace")):
+                    continue
+            except OSError:
+                continue
+            m = self._model(f)
+            if m is None:
+                continue
+            calls = [c for c in m.of_kind("CALL_EXPR") if c.spelling == name and len(c.args()) == nargs and
+                     (m.function_of(c) is None or m.function_of(c).name != name)]
+            if calls:
+                found.append(calls)
+        return found[0] if len(found) == 1 else []
+
+    def defining(self, name: str) -> list:
+        """The host functions `name` with a body in the one other file of the program that defines it ([] when
+        none or several do): a helper declared in a header and defined beside (tridiagonal's shrUtils.cu)."""
+        pat = re.compile(r"(?<![\w.])" + re.escape(name) + r"\s*\([^;{}]*\)\s*\{")
+        found = []
+        for f in self._siblings():
+            try:
+                if not pat.search(f.read_text(errors="replace")):
+                    continue
+            except OSError:
+                continue
+            m = self._model(f)
+            fns = [fn for fn in (m.functions if m is not None else ()) if fn.name == name and fn.body is not None
+                   and not fn.is_kernel]
+            if fns:
+                found.append(fns)
+        return found[0] if len(found) == 1 else []
+
+    def including(self, path: str):
+        """The model of the one other file of the program that `#include`s `path`, or None."""
+        pat = re.compile(r'^\s*#\s*include\s*"(?:[^"]*/)?' + re.escape(Path(path).name) + '"', re.M)
+        files = []
+        for f in self._siblings():
+            try:
+                if pat.search(f.read_text(errors="replace")):
+                    files.append(f)
+            except OSError:
+                continue
+        return self._model(files[0]) if len(files) == 1 else None
+
+    def _siblings(self) -> list:
+        return [f for f in sorted(self.path.parent.iterdir())
+                if f != self.path and f.suffix in _HOST_SUFFIXES and f.is_file()]
+
     def unit(self, host, path: str, name: str):
         """(model, kernel, LineMap) of `name` in the host file with the project files it includes inlined (the
         translators' view: units.py), when the host includes `path`; None otherwise."""
