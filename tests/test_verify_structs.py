@@ -104,7 +104,7 @@ def test_vulkan_packs_a_struct_by_value_and_refuses_another_layout():
     p = np.zeros(1, recs["Params"].dtype)[0]
     p["scale"], p["shift"] = 2.0, 7
     pc = {"name": "p", "offset": 4, "type": "struct Params", "size": 8,
-          "fields": [{"name": "scale", "offset": 0, "size": 4}, {"name": "shift", "offset": 4, "size": 4}]}
+          "fields": [{"name": "scale", "offset": 4, "size": 4}, {"name": "shift", "offset": 8, "size": 4}]}
     data = _push_bytes({"push_constant_size": 12, "push_constants": [pc]}, {"p": p})
     assert data == b"\0" * 4 + np.float32(2.0).tobytes() + np.int32(7).tobytes()
     m = np.zeros(1, recs["M"].dtype)[0]
@@ -112,7 +112,7 @@ def test_vulkan_packs_a_struct_by_value_and_refuses_another_layout():
                "fields": [{"name": "a", "offset": 0, "size": 4}, {"name": "b", "offset": 4, "size": 4}]}
     with pytest.raises(CompileError, match="the spec's struct has 16 bytes, the translation's parameter block 8"):
         _push_bytes({"push_constant_size": 8, "push_constants": [demoted]}, {"m": m})
-    moved = dict(pc, fields=[{"name": "scale", "offset": 4, "size": 4}])
+    moved = dict(pc, fields=[{"name": "scale", "offset": 8, "size": 4}])     # the block's offsets: 4 + 4
     with pytest.raises(CompileError, match="field 'scale' is at offset 0 .* at 4"):
         _push_bytes({"push_constant_size": 12, "push_constants": [moved]}, {"p": p})
 
@@ -298,3 +298,22 @@ def test_a_reference_that_disagrees_names_the_field(tmp_path, monkeypatch):
     results = run_spec(monkeypatch, tmp_path / "verify_spec.py", targets=("opencl",))
     (r,) = results
     assert r.status == "FAIL" and r.message.startswith("out.type: 1000 of 1000 elements differ"), r.message
+
+
+def test_a_struct_with_a_bool_member_is_refused_by_glsl(tmp_path):
+    # GLSL's bool is 4 bytes in a buffer, C's 1: neither std430 nor the scalar layout keeps the struct's bytes
+    code = "struct S { float v; bool on; };\n__global__ void k(S *s, int n) { int i = threadIdx.x; " \
+           "if (i < n && s[i].on) s[i].v += 1.0f; }\n"
+    assert_refused_at(tmp_path, "glsl", code, 2, "buffer `s` of `struct S` (its std430 array stride differs")
+
+
+def test_a_by_value_struct_with_an_array_member_keeps_its_layout(tmp_path):
+    # nonzero's TensorDims { index_t sizes[2]; } (was refused: "struct parameter `dims` (its std430 layout
+    # differs from CUDA's)": arrays were never compared); a float3 array is, and gets the scalar layout
+    code = ("struct D { long long sizes[2]; };\nstruct V { float3 p[2]; };\n"
+            "__global__ void k(long long *o, D d, V v, int n) { int i = threadIdx.x; "
+            "if (i < n) o[i] = d.sizes[1] + (long long)v.p[1].z; }\n")
+    g = translate_text(tmp_path, "glsl", code)
+    pcs = {p["name"]: p for p in g.manifests["k"]["push_constants"]}
+    assert (pcs["d"]["offset"], pcs["d"]["size"], pcs["v"]["offset"], pcs["v"]["size"]) == (0, 16, 16, 24)
+    assert "layout(push_constant, scalar)" in g.shaders["k"]

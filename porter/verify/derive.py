@@ -276,7 +276,7 @@ def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) ->
                            "buffer")
     record = None
     if dtype is None:                   # Atom {float x, y, z; int type}: a spec struct with clang's layout
-        dtype, record = _record(d, p, pointer=True)
+        dtype, record = _record(d, p, pointer=True, arg=arg)
     if dtype is None:
         d.problems.append(Problem(p.name, f"'{p.name}' points to `{pointee}`: {record}; only buffers of float, "
                                           "double, half, 8- to 64-bit integers and of structs of them (no unions, "
@@ -336,14 +336,21 @@ def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) ->
     return PDesc(p.name, dtype, _tidy(shape), direction, init=init)
 
 
-def _record(d: Derived, p, pointer: bool):
+def _record(d: Derived, p, pointer: bool, arg=None):
     """(struct name, its NumPy dtype) of a pointer's element (pointer=True) or a by-value parameter, its
-    definitions added to d.structs; (None, why) when it is not a struct the spec can describe."""
+    definitions added to d.structs; (None, why) when it is not a struct the spec can describe. A template
+    kernel's `TensorDims<index_t>` is read from the launch argument's type (`TensorDims<int64_t>`)."""
     from porter.verify.derive_types import _clang_type, record_spec
     from porter.verify.notation import parse_records
-    try:
-        t = _clang_type(p, pointer)
-    except Exception:                   # no clang type behind the node (a shallow tree)
+    t = None
+    for node in (p.node, _bare(arg) if arg is not None else None):
+        try:
+            t = _clang_type(node, pointer)
+        except Exception:               # no clang type behind the node (a shallow tree)
+            continue
+        if t.kind.name == "RECORD" and t.get_size() > 0:
+            break
+    if t is None:
         return None, "its type is not known"
     out = dict(d.structs)
     name = record_spec(t, out)
@@ -369,7 +376,7 @@ def _scalar(sym: _Sym, d: Derived, p, arg) -> PDesc:
     if dtype == "bool":                 # kalman's `intercept`, adjacent's `subtract_left`: the launch's value
         return _bool_scalar(sym, d, p, arg)
     if dtype not in ("f32", "f64", "i32", "u32", "i64", "u64"):
-        name, why = _record(d, p, pointer=False)
+        name, why = _record(d, p, pointer=False, arg=arg)
         if name is not None:            # float3, NoiseParams by value: one struct, random fields
             d.notes.append(f"'{p.name}' is a `{p.type}` by value: its fields are random (init={{'{p.name}': "
                            "{field: ...}} sets them)")

@@ -76,8 +76,9 @@ def _canon(p, sym=None) -> str:
 _FIELD_LEAVES = {**_LEAVES, "BOOL": "bool", "HALF": "f16", "FLOAT16": "f16"}
 
 
-def _clang_type(p, pointee: bool):
-    t = p.node._cursor.type.get_canonical()
+def _clang_type(node, pointee: bool):
+    """The canonical clang type of a parameter's or an argument's node (the pointee's when `pointee`)."""
+    t = node._cursor.type.get_canonical()
     if pointee:
         t = t.get_pointee() if t.kind.name == "POINTER" else t.element_type
     return t.get_canonical()
@@ -101,6 +102,8 @@ def record_spec(t, out: dict, depth: int = 0):
     name = record_name(t)
     if name in out:
         return name
+    if t.get_size() < 0:                # a template specialization never instantiated where it is read
+        return f"`{t.spelling}`: its layout is not known here"
     if depth > 6:
         return f"`{t.spelling}` nests structs too deep"
     fields, natural = [], []

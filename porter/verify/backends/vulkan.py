@@ -435,11 +435,12 @@ def _record_bytes(pc: dict, value: np.void) -> bytes:
         raise CompileError(f"by-value parameter '{pc['name']}' ({pc['type']}): the spec's struct has {len(data)} "
                            f"bytes, the translation's parameter block {pc['size']}")
     fields = value.dtype.fields
-    for f in pc.get("fields") or []:
-        if f["name"] in fields and (fields[f["name"]][1], fields[f["name"]][0].itemsize) != (f["offset"], f["size"]):
+    for f in pc.get("fields") or []:        # the manifest's offsets are the block's: the struct's own plus its slot's
+        at = (f["offset"] - pc["offset"], f["size"])
+        if f["name"] in fields and (fields[f["name"]][1], fields[f["name"]][0].itemsize) != at:
             raise CompileError(f"by-value parameter '{pc['name']}': field '{f['name']}' is at offset "
-                               f"{fields[f['name']][1]} ({fields[f['name']][0].itemsize} bytes) in C, at "
-                               f"{f['offset']} ({f['size']} bytes) in the translation's block")
+                               f"{fields[f['name']][1]} ({fields[f['name']][0].itemsize} bytes) in C, at {at[0]} "
+                               f"({at[1]} bytes) in the translation's block")
     return data
 
 
