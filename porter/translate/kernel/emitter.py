@@ -194,6 +194,7 @@ class KernelEmitter(TypesMixin, StatementsMixin, ExpressionsMixin, PointersMixin
             self.fail(fn.node, f"kernel `{fn.name}` without a body")
         self.block_children(body)
         self.resolve_pending(self.frame)
+        struct_layout.check_boundary(self)       # the structs the host copies have CUDA's bytes
         self.t.end_kernel(self)
         return self
 
@@ -311,7 +312,6 @@ class KernelEmitter(TypesMixin, StatementsMixin, ExpressionsMixin, PointersMixin
                 self.fail(fnode, f"a pointer inside struct `{name}`")
             elif ft.kind == "unknown":
                 self.fail(fnode, f"field `{_fname}` of type `{fnode.type}`")
-        struct_layout.check(self, name)
         self.struct_used.append(name)
 
     def flat_field(self, n):
