@@ -304,7 +304,7 @@ def test_a_struct_with_a_bool_member_is_refused_by_glsl(tmp_path):
     # GLSL's bool is 4 bytes in a buffer, C's 1: neither std430 nor the scalar layout keeps the struct's bytes
     code = "struct S { float v; bool on; };\n__global__ void k(S *s, int n) { int i = threadIdx.x; " \
            "if (i < n && s[i].on) s[i].v += 1.0f; }\n"
-    assert_refused_at(tmp_path, "glsl", code, 2, "buffer `s` of `struct S` (its std430 array stride differs")
+    assert_refused_at(tmp_path, "glsl", code, 2, "buffer `s` of `S` (its std430 array stride differs")
 
 
 def test_a_by_value_struct_with_an_array_member_keeps_its_layout(tmp_path):
