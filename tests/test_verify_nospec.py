@@ -253,17 +253,22 @@ int main(int argc, char **argv) {
 def test_written_pointers_templates_types_and_no_launch_site(tmp_path):
     ks = derive_text(tmp_path, """
 struct P { float x; double y; };
+union U { float f; int i; };
 __global__ void one(float* out, float* acc, float* src, int n) { int i = threadIdx.x;
     if (i < n) { out[i] = src[i]; acc[i] += 1.0f; } }
 __global__ void two(float* x, int n, int m) { x[threadIdx.x] = 0; }
 __global__ void pts(P* p, int n) { p[threadIdx.x].x = 1; }
+__global__ void uni(U* u, int n) { u[threadIdx.x].f = 1; }
 template <int B> __global__ void tk(float* x, int n) { x[threadIdx.x] = B; }
 """)
     one = ks["one"]
     assert one.signature == "out: f32[n] out, acc: f32[n] inout, src: f32[n] in, n: i32"
     assert one.problems == [] and one.notes[0].startswith("no launch site: assumed 1-D, grid cdiv(n, 256)")
     assert [p.what for p in ks["two"].problems] == ["launch"]               # which of n, m sizes x?
-    assert "points to `P`" in ks["pts"].problems[0].message
+    # a struct of mixed types: a spec struct (was "points to `P`" refused); a union stays refused
+    assert (ks["pts"].signature, ks["pts"].structs, ks["pts"].problems) == \
+        ("p: P[n] out, n: i32", {"P": "x: f32, y: f64"}, [])
+    assert ks["uni"].problems[0].message.startswith("'u' points to `U`: `U` is a union")
     assert [p.what for p in ks["tk"].problems][:1] == ["template"]          # never launched
 
 
@@ -608,13 +613,22 @@ int main() {
 
 def test_buffers_of_structs_of_one_scalar_type_are_flat_buffers(tmp_path):
     # cfd's Float3, linearprobing's KeyValue, sph's doubles and double3s (was "points to `Float3`: only float,
-    # double and 32/64-bit integers are generated"); a struct of mixed types (padding) is still refused
+    # double and 32/64-bit integers are generated"); a struct of mixed types (padding) is a spec struct with
+    # C's layout (was refused: "structs of one of them"; tests/test_verify_structs.py)
     ks = derive_text(tmp_path, STRUCTS)
     f = ks["flux"]
     assert (f.signature, f.problems) == ("v: f32[n * 3] in, out: f32[n] out, kv: u32[n * 2] inout, n: i32", [])
     assert "'v' points to `const Float3`: 3 x f32 each, generated as a flat f32 buffer" in f.notes
-    assert [p.what for p in ks["mixed"].problems] == ["m"]
-    assert "structs of one of them" in ks["mixed"].problems[0].message
+    m = ks["mixed"]
+    assert (m.signature, m.structs, m.problems) == ("m: Mixed[n] inout, n: i32", {"Mixed": "a: f64, b: i32"}, [])
+
+
+@needs_cpu_targets
+def test_a_mixed_struct_buffer_kernel_verifies_without_a_spec(tmp_path):
+    (tmp_path / "s.cu").write_text(STRUCTS)
+    r = cuport(str(tmp_path / "s.cu"), "--kernels", "mixed", "--targets", "vulkan,opencl")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("mixed ") == 4 and " FAIL" not in r.stdout and "4 pass" in r.stdout, r.stdout
 
 
 @needs_cpu_targets
@@ -1190,3 +1204,22 @@ int main() {
     # another body: not taken for a round-up (the element is a size decided at run time)
     d = derive_text(tmp_path, main.replace("{helper}", ROUND_UP.replace("- r;", "- r + 1;")), name="k2.cu")["k"]
     assert (d.grid, d.sizes["g_0"]) == ("g_0", 1000)
+
+
+def test_struct_inputs_that_index_memory_take_the_index_range_in_every_field(tmp_path):
+    # minibude: `local_forcefield[l_atom.type]` with `l_atom = ligand[i]` of a mixed struct buffer
+    ks = derive_text(tmp_path, """
+struct Atom { float x, y, z; int type; };
+__global__ void k(const Atom *atoms, const float *ff, float *out, int n) {
+  int i = threadIdx.x; if (i >= n) return;
+  Atom a = atoms[i];
+  out[i] = ff[a.type] * a.x;
+}
+int main() { const int n = 256, m = 8; Atom *d_a; float *d_ff, *d_out;
+  cudaMalloc(&d_a, n * sizeof(Atom)); cudaMalloc(&d_ff, m * sizeof(float)); cudaMalloc(&d_out, n * 4);
+  k<<<1, 256>>>(d_a, d_ff, d_out, n); }
+""")
+    d = ks["k"]
+    assert d.problems == [] and d.params[0].init == ("below", ("2",)), (d.problems, d.params[0])
+    atoms = case_from_dict(d.as_dict()).make_args(d.sizes)["atoms"]
+    assert set(atoms["type"].tolist()) <= {0, 1} and atoms["x"].min() >= 0 and atoms["x"].max() < 2

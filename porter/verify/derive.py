@@ -4,7 +4,9 @@ What is read from the source (the file with the project headers it includes inli
 derive_units.py):
 - parameters (derive_types.py): pointers become arrays (`const T*` in; written only: out; written and read:
   inout; derive_body.py), scalars of float, double, 32/64-bit integers and bool become scalars; buffers of half,
-  char, short and of structs made of one scalar type are flat buffers of that type;
+  char, short and of structs made of one scalar type are flat buffers of that type; buffers of other structs
+  and structs / vectors by value (float3, NoiseParams) are spec structs with clang's layout (random fields);
+  a union, a pointer member or a bit-field is a problem;
 - the first launch site `k<<<grid, block, shmem>>>(args)` (derive_sizes.py): grid, block and dynamic shared
   memory become expressions of size names, each pointer argument's length comes from its `cudaMalloc(&p, bytes)`
   (bytes / sizeof(element); or a host helper's that returns the pointer or is given its address; a pointer passed
@@ -77,17 +79,24 @@ class Derived:
     notes: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     defined_in: str | None = None   # the header defining a kernel derived with the file that includes it
+    structs: dict = field(default_factory=dict)   # spec structs the signature names {name: fields}
 
     @property
     def signature(self) -> str:
         return ", ".join(p.text() for p in self.params)
+
+    def tol_dtypes(self) -> list[str]:
+        """The dtypes compared with a tolerance: the parameters' and their structs' fields'."""
+        codes = {p.dtype for p in self.params} | {t for text in self.structs.values()
+                                                   for t in re.findall(r":\s*(\w+)", text)}
+        return sorted(c for c in codes if c in DIFF_TOL)
 
     def as_dict(self, portability_fixes: bool = False) -> dict:
         """The JSON a worker rebuilds the Case from (case_from_dict)."""
         return {"path": str(Path(self.path).resolve()), "kernel": self.kernel, "signature": self.signature,
                 "grid": self.grid, "block": self.block, "shared_mem": self.shared, "sizes": [self.sizes],
                 "init": {p.name: list(p.init) for p in self.params if p.init},
-                "tol": {p.dtype: DIFF_TOL[p.dtype] for p in self.params if p.dtype in DIFF_TOL},
+                "tol": {t: DIFF_TOL[t] for t in self.tol_dtypes()}, "structs": dict(self.structs),
                 "translate": {} if portability_fixes else {"portability_fixes": False}}
 
 
@@ -98,7 +107,8 @@ def case_from_dict(d: dict):
     case = Case(source=path.name, kernel=d["kernel"], signature=d["signature"], grid=d["grid"], block=d["block"],
                 reference=None, sizes=[dict(s) for s in d["sizes"]], shared_mem=d.get("shared_mem", 0),
                 init={k: Init(v[0], tuple(v[1])) for k, v in d.get("init", {}).items()},
-                tol={k: Tol(*v) for k, v in d.get("tol", {}).items()}, translate=dict(d.get("translate", {})))
+                tol={k: Tol(*v) for k, v in d.get("tol", {}).items()}, translate=dict(d.get("translate", {})),
+                structs=dict(d.get("structs", {})))
     case.spec_path, case.index, case.derived = str(path), 0, d
     return case
 
@@ -381,10 +391,14 @@ def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) ->
             shown = pointee.replace("__cuport_shim::", "")
             d.notes.append(f"'{p.name}' points to `{shown}`: {count} x {dtype} each, generated as a flat {dtype} "
                            "buffer")
+    record = None
+    if dtype is None:                   # Atom {float x, y, z; int type}: a spec struct with clang's layout
+        dtype, record = _record(d, p, pointer=True, arg=arg)
     if dtype is None:
-        d.problems.append(Problem(p.name, f"'{p.name}' points to `{pointee}`: only buffers of float, double, half, "
-                                          "8- to 64-bit integers and structs of one of them are generated"))
-        dtype = "f32"
+        d.problems.append(Problem(p.name, f"'{p.name}' points to `{pointee}`: {record}; only buffers of float, "
+                                          "double, half, 8- to 64-bit integers and of structs of them (no unions, "
+                                          "pointers or bit-fields inside) are generated"))
+        dtype, record = "f32", None
     if p.const_pointee or fn.body is None:
         direction = "in" if p.const_pointee else "inout"
     else:
@@ -417,7 +431,7 @@ def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) ->
                                               f"`{shown}` (aliasing): the translations may not keep it"))
         elif key is not None:
             seen[key] = p.name
-            elem = _BYTES[dtype]
+            elem = record.itemsize if record is not None else _BYTES[dtype]
             if size is None:
                 d.problems.append(Problem(p.name, f"no cudaMalloc of `{shown}` in this file: the size of "
                                                   f"'{p.name}' is not known"))
@@ -436,11 +450,37 @@ def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) ->
     if direction != "out" and zeroed:   # filter's `nres` counter, set to 0 before the launch: not random
         init = ("full", (0,))
         d.notes.append(f"'{p.name}' is set to 0 by `{zeroed}` before the launch: its input is zeros")
+    elif direction != "out" and record is not None:
+        init = None                     # a struct: each field by its dtype (spec.py's default)
     elif direction != "out":
         kind = "special" if elementwise and dtype in ("f32", "f64") else "uniform"
         init = (kind, (0.02,)) if kind == "special" else (kind, ((-1.0, 1.0) if dtype[0] == "f" else
                                                                  (0, 100) if dtype[0] == "u" else (-100, 100)))
     return PDesc(p.name, dtype, _tidy(shape), direction, init=init)
+
+
+def _record(d: Derived, p, pointer: bool, arg=None):
+    """(struct name, its NumPy dtype) of a pointer's element (pointer=True) or a by-value parameter, its
+    definitions added to d.structs; (None, why) when it is not a struct the spec can describe. A template
+    kernel's `TensorDims<index_t>` is read from the launch argument's type (`TensorDims<int64_t>`)."""
+    from porter.verify.derive_types import _clang_type, record_spec
+    from porter.verify.notation import parse_records
+    t = None
+    for node in (p.node, _bare(arg) if arg is not None else None):
+        try:
+            t = _clang_type(node, pointer)
+        except Exception:               # no clang type behind the node (a shallow tree)
+            continue
+        if t.kind.name == "RECORD" and t.get_size() > 0:
+            break
+    if t is None:
+        return None, "its type is not known"
+    out = dict(d.structs)
+    name = record_spec(t, out)
+    if name not in out:
+        return None, name
+    d.structs = out
+    return name, parse_records(out)[name].dtype
 
 
 def _buffer_table(b):
@@ -459,8 +499,13 @@ def _scalar(sym: _Sym, d: Derived, p, arg) -> PDesc:
     if dtype == "bool":                 # kalman's `intercept`, adjacent's `subtract_left`: the launch's value
         return _bool_scalar(sym, d, p, arg)
     if dtype not in ("f32", "f64", "i32", "u32", "i64", "u64"):
-        d.problems.append(Problem(p.name, f"'{p.name}' is a `{p.type}`: only float, double and 32/64-bit "
-                                          "integer scalars are generated"))
+        name, why = _record(d, p, pointer=False, arg=arg)
+        if name is not None:            # float3, NoiseParams by value: one struct, random fields
+            d.notes.append(f"'{p.name}' is a `{p.type}` by value: its fields are random (init={{'{p.name}': "
+                           "{field: ...}} sets them)")
+            return PDesc(p.name, name)
+        d.problems.append(Problem(p.name, f"'{p.name}' is a `{p.type}`: {why}; only float, double and 32/64-bit "
+                                          "integer scalars and structs of scalars are generated"))
         return PDesc(p.name, "i32", default="0")
     if sym.site is None:
         if dtype[0] == "f":
@@ -600,9 +645,10 @@ def skeleton(derived: list[Derived], spec_dir: Path, portability_fixes: bool = F
                 continue
             code = _INIT_CODE[p.init[0]].format(*p.init[1])
             inits.append(f'"{p.name}": {code}')
-        tol = sorted({p.dtype for p in d.params if p.dtype in DIFF_TOL})
+        tol = d.tol_dtypes()
         out += ["    Case(",
                 f'        source="{rel}", kernel="{d.kernel}",',
+                *([f"        structs={d.structs!r},"] if d.structs else []),
                 f'        signature="{d.signature}",',
                 f'        grid="{d.grid}", block="{d.block}",']
         if d.shared != "0":

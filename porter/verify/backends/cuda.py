@@ -203,7 +203,10 @@ class NvrtcSession(Session):
             same = next((n for n, w in arrays.items() if w is v and n in self.dev), None) \
                 if isinstance(v, np.ndarray) else None
             # bound to another parameter's memory (spec alias): the same device pointer for both
-            self.dev[k] = self.dev[same] if same is not None else cupy.asarray(v) if isinstance(v, np.ndarray) else v
+            # CuPy has no structured dtypes: a buffer of structs travels as its bytes (outputs() views them back);
+            # a struct by value goes as the np.void scalar, which CuPy passes as its bytes
+            self.dev[k] = self.dev[same] if same is not None else \
+                cupy.asarray(v.view(np.uint8) if v.dtype.names else v) if isinstance(v, np.ndarray) else v
             args.append(self.dev[k])
         self.args = tuple(args)
         self.shared = case.shared_bytes(sizes)
@@ -220,7 +223,9 @@ class NvrtcSession(Session):
 
     def outputs(self) -> dict:
         import cupy
-        return {k: cupy.asnumpy(v) for k, v in self.dev.items() if isinstance(self.arrays[k], np.ndarray)}
+        out = {k: cupy.asnumpy(v) for k, v in self.dev.items() if isinstance(self.arrays[k], np.ndarray)}
+        return {k: v.view(self.arrays[k].dtype).reshape(self.arrays[k].shape) if self.arrays[k].dtype.names else v
+                for k, v in out.items()}
 
 
 def run_nvrtc(case, source_text: str, sizes, arrays, repeat: int = 1, extract=nvrtc_code) -> RunOutput:
