@@ -41,7 +41,9 @@ def _module(code: str, options: tuple[str, ...], name_expression: str):
             mod.compile()
             _MODULES[key] = mod
         except cupy.cuda.compiler.CompileException as e:
-            raise CompileError(f"NVRTC: {str(e).strip()[:3000]}") from None
+            text = str(e).strip()       # the errors first: toolkit headers can warn for pages before them
+            errors = [ln for ln in text.splitlines() if ": error" in ln or "error:" in ln]
+            raise CompileError(f"NVRTC: {chr(10).join(errors + [text])[:3000]}") from None
     return _MODULES[key]
 
 
@@ -68,6 +70,10 @@ STDINT = ("typedef signed char int8_t; typedef unsigned char uint8_t; typedef sh
 _TOOLKIT: list = []
 
 
+# the toolkit's <cuda/std/climits> defines the limits LIMITS passes as -D: warning 47 (a redefinition) hushed
+TOOLKIT_QUIET = ("--diag-suppress=47",)
+
+
 def toolkit_options() -> tuple[str, ...]:
     """-I options for the CUDA toolkit's headers (cooperative_groups, CUB in cccl/, cuda_fp16.h) when the
     machine has them (CuPy's CUDA path); () otherwise, and the originals' toolkit #includes are blanked."""
@@ -82,7 +88,7 @@ def toolkit_options() -> tuple[str, ...]:
         inc = os.path.join(root, "include") if root else None
         if inc and os.path.exists(os.path.join(inc, "cooperative_groups.h")):
             found = [f"-I{inc}"] + [f"-I{os.path.join(inc, 'cccl')}"
-                                    for _ in [0] if os.path.isdir(os.path.join(inc, "cccl"))]
+                                    for _ in [0] if os.path.isdir(os.path.join(inc, "cccl"))] + list(TOOLKIT_QUIET)
         _TOOLKIT.append(tuple(found))
     return _TOOLKIT[0]
 
