@@ -6,8 +6,8 @@ import os
 import pytest
 
 from porter.translate.api import translate_file
-from kernel_helpers import (can_validate, expected_runs, failures, outputs, ran_keys, refusal, run_spec,
-                            translate_text)
+from kernel_helpers import (assert_refused_at, can_validate, expected_runs, failures, outputs, ran_keys, refusal,
+                            run_spec, translate_text)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(ROOT, "tests", "fixtures", "breadth", "methods")
@@ -84,10 +84,20 @@ def test_template_struct_operator_without_member_is_refused(tmp_path, target):
 
 
 def test_const_method_on_a_readonly_buffer_element_is_a_copy(tmp_path):
-    # the method only reads: `in` (GLSL) / a const pointer (OpenCL); the buffer stays readonly
-    code = S + "__global__ void k(float *o, const A *in) {\n  o[threadIdx.x] = in[threadIdx.x].get();\n}\n"
+    # the method only reads: `in` (GLSL) / a const pointer (OpenCL); the buffer stays readonly. A without its
+    # virtual method: a polymorphic A holds a vtable pointer in CUDA, so a buffer of them is refused (below)
+    plain = S.replace("__device__ virtual float vget() const { return v; }\n  ", "")
+    code = plain + "__global__ void k(float *o, const A *in) {\n  o[threadIdx.x] = in[threadIdx.x].get();\n}\n"
     g = translate_text(tmp_path, "glsl", code)
     assert "float A_get(A self) {" in g.shaders["k"] and "readonly buffer in_buf" in g.shaders["k"]
     o = translate_text(tmp_path, "opencl", code)
     assert "float A_get(__global const A* self) {" in o.text
     assert "A_get(&in[(uint)get_local_id(0)])" in o.text
+
+
+@pytest.mark.parametrize("target", ["glsl", "opencl"])
+def test_a_buffer_of_a_polymorphic_struct_is_refused(tmp_path, target):
+    # CUDA's A starts with a vtable pointer (v at byte 8, 16 bytes): the translation's {float v} has other bytes
+    code = S + "__global__ void k(float *o, const A *in) {\n  o[threadIdx.x] = in[threadIdx.x].get();\n}\n"
+    assert_refused_at(tmp_path, target, code, 3, "struct `A`: field `v` is at byte 8 in CUDA, at 0 in the "
+                      "translation")

@@ -120,3 +120,31 @@ def test_repaired_retries_without_the_host_declarations_nvrtc_names(monkeypatch)
     # an error in the kernel itself: nothing to leave out, the first error is raised
     with pytest.raises(CompileError, match="BROKEN"):
         cuda.repaired(Case(), src.replace("x[0] = 1", "x[0] = BROKEN"), ())
+
+
+def test_toolkit_device_headers_stay_when_asked_and_every_other_include_goes():
+    from porter.verify.extract import device_code
+    src = ("#include <stdio.h>\n#include <cooperative_groups.h>\n#include <cooperative_groups/reduce.h>\n"
+           "#include <cub/cub.cuh>\n#include \"kernel.h\"\n#include <cuda_fp16.h>\n"
+           "__global__ void k(float *x) { x[0] = 1; }\nint main() { return 0; }\n")
+    kept = device_code(src, keep_includes=True).splitlines()
+    assert kept[:6] == ["", "#include <cooperative_groups.h>", "#include <cooperative_groups/reduce.h>",
+                        "#include <cub/cub.cuh>", "", "#include <cuda_fp16.h>"]
+    assert kept[6] == "__global__ void k(float *x) { x[0] = 1; }" and kept[7].strip() == ""
+    assert [ln for ln in device_code(src).splitlines()[:6] if ln.strip()] == []     # default: all blanked
+
+
+def test_nvrtc_code_with_the_toolkit_includes_its_device_headers_and_keeps_line_numbers(monkeypatch):
+    from porter.verify.backends import cuda
+    src = ("#include <cooperative_groups.h>\n#include <cub/cub.cuh>\n#include <vector>\n"
+           "__global__ void k(int64_t *x) { x[0] = 1; }\n")
+    monkeypatch.setattr(cuda, "_TOOLKIT", [("-I/usr/local/cuda/include",)])
+    code = cuda.nvrtc_code(src)
+    head, body = code.split("#line 1\n")
+    assert "#include <cuda/std/cstdint>" in head and "typedef long int64_t" not in head   # the toolkit's int64_t
+    assert "#include <cub/block/block_reduce.cuh>" in head and "cub/cub.cuh" not in code  # no host dispatch
+    assert "#include <cooperative_groups/reduce.h>" in head and "namespace cub { struct Max" in head
+    assert body.splitlines() == ["#include <cooperative_groups.h>", "", "", src.splitlines()[3]]
+    monkeypatch.setattr(cuda, "_TOOLKIT", [()])          # no toolkit: every #include blanked, STDINT's types
+    head, body = cuda.nvrtc_code(src).split("#line 1\n")
+    assert "typedef long int64_t" in head and body.splitlines()[:3] == ["", "", ""]

@@ -44,6 +44,14 @@ def test_unavailable_backends_are_skipped_with_their_reason(monkeypatch):
     assert exit_code(results) == 0
 
 
+def test_an_unavailable_backend_is_skipped_where_cuport_translates_the_case(monkeypatch):
+    # no hand-written .cl: the translator gives it, and the missing backend still skips it (was a crash:
+    # `cuport verify` with the default targets on a machine without CuPy, "'NoneType' object is not iterable")
+    monkeypatch.setattr(opencl, "available", lambda: (False, "pyopencl not installed (test)"))
+    (r,) = Runner(["opencl"]).run(cases("reduce_subgroup_half"))
+    assert (r.status, r.message) == ("skipped", "pyopencl not installed (test)")
+
+
 def test_missing_translation_is_a_skip_not_a_failure(monkeypatch):
     from porter.translate import api
     monkeypatch.setattr(opencl, "available", lambda: (True, ""))

@@ -12,6 +12,9 @@ from porter.frontend.build import build_model
 from porter.source import SourceFile
 
 PORTABILITY_FAMILIES = ("CP1", "CP2", "CP3")
+# fixed in the prelude too, not reported by it: an early return before a block barrier (CP701's safe fix) hangs
+# AMD GPUs and is undefined in Vulkan and OpenCL (PoCL aborts on HeCBench bsearch's kernel_BS4)
+PRELUDE_FIXES = ("CP701",)
 # the warp-size rules look at device code and launches; a file with neither skips them
 _DEVICE_OR_LAUNCH = re.compile(rb"__global__|__device__|__shared__|<<<|cudaLaunch|__shfl|__ballot")
 
@@ -33,11 +36,12 @@ def hard_codes() -> set[str]:
 
 
 def portability_codes() -> set[str]:
-    """Codes of the CP1xx/CP2xx/CP3xx rules that exist (rules land independently)."""
+    """Codes of the CP1xx/CP2xx/CP3xx rules (and PRELUDE_FIXES) that exist (rules land independently)."""
     global _portability_codes
     if _portability_codes is None:
         from porter.lint.registry import RULES
-        _portability_codes = {c for c, r in RULES.items() if c.startswith(PORTABILITY_FAMILIES)
+        _portability_codes = {c for c, r in RULES.items() if (c.startswith(PORTABILITY_FAMILIES) or
+                                                              c in PRELUDE_FIXES)
                               and importlib.util.find_spec(f"porter.lint.rules.{r.slug}") is not None}
     return _portability_codes
 

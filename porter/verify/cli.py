@@ -73,6 +73,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--portability-fixes", action="store_true",
                         help="without a spec: verify the translator's fixed output (default: the source as written, "
                              "so that warp-size hazards show)")
+    parser.add_argument("--finite-inputs", action="store_true",
+                        help="without a spec: no inf, NaN, denormal or max values in the derived inputs of "
+                             "elementwise kernels (where overflow order, not the translation, decides the result)")
     parser.add_argument("--output-format", choices=["table", "json"], default="table")
     parser.add_argument("--bench", action="store_true",
                         help="time the kernels at the bench size: one fresh process per case and target, warm-up "
@@ -112,7 +115,8 @@ def main(args: argparse.Namespace) -> int:
             if kind:
                 raise SpecError(f"{path}: {kind}, not a source file, skipped")
             if wants_derivation(path, getattr(args, "no_spec", False)):
-                found, why_not = derived_cases(path, getattr(args, "portability_fixes", False), wanted)
+                found, why_not = derived_cases(path, getattr(args, "portability_fixes", False), wanted,
+                                               finite=getattr(args, "finite_inputs", False))
                 refused = refused or why_not
                 specs += found
                 continue

@@ -96,3 +96,30 @@ def compare(name: str, got, want, rtol: float = 1e-5, atol: float = 1e-6) -> Com
         rtol = atol = 0.0
     return Comparison(name, n_bad == 0, max_abs, max_rel, rel_l2, n_bad, int(want.size), first, got_v, want_v,
                       rtol, atol)
+
+
+def compare_fields(name: str, got, want, tol_of) -> Comparison:
+    """Structured arrays (structs) field by field: each scalar field (nested ones as `p.a.b`) compared as its own
+    array with tol_of(path, dtype) -> (rtol, atol) or a Tol; the first field that differs, else the largest
+    errors of all. Padding bytes are not compared."""
+    from porter.verify.notation import leaves
+    got, want = np.asarray(got), np.asarray(want)
+    if got.dtype != want.dtype:
+        return Comparison(name, False, np.inf, np.inf, np.inf, want.size, want.size, None, None, None, 0.0, 0.0,
+                          problem=f"struct dtype {got.dtype} but expected {want.dtype}")
+    results = []
+    for path, dt, _off in leaves(want.dtype):
+        g, w = got, want
+        for part in path.split("."):
+            g, w = g[part], w[part]
+        tol = tol_of(path, dt)
+        rtol, atol = (tol.rtol, tol.atol) if hasattr(tol, "rtol") else tol
+        c = compare(f"{name}.{path}", g, w, rtol, atol)
+        if not c.ok:
+            return c
+        results.append(c)
+    if not results:
+        return Comparison(name, True, 0.0, 0.0, 0.0, 0, int(want.size), None, None, None, 0.0, 0.0)
+    worst = max(results, key=lambda c: c.max_abs)
+    return Comparison(name, True, worst.max_abs, max(c.max_rel for c in results), max(c.rel_l2 for c in results),
+                      0, int(want.size), None, None, None, worst.rtol, worst.atol)

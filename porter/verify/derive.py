@@ -4,20 +4,26 @@ What is read from the source (the file with the project headers it includes inli
 derive_units.py):
 - parameters (derive_types.py): pointers become arrays (`const T*` in; written only: out; written and read:
   inout; derive_body.py), scalars of float, double, 32/64-bit integers and bool become scalars; buffers of half,
-  char, short and of structs made of one scalar type are flat buffers of that type;
+  char, short and of structs made of one scalar type are flat buffers of that type; buffers of other structs
+  and structs / vectors by value (float3, NoiseParams) are spec structs with clang's layout (random fields);
+  a union, a pointer member or a bit-field is a problem;
 - the first launch site `k<<<grid, block, shmem>>>(args)` (derive_sizes.py): grid, block and dynamic shared
   memory become expressions of size names, each pointer argument's length comes from its `cudaMalloc(&p, bytes)`
-  (bytes / sizeof(element)), an input the host zeroes with cudaMemset before the launch starts as zeros;
+  (bytes / sizeof(element); or a host helper's that returns the pointer or is given its address; a pointer passed
+  from an offset, `p + k` / `&p[k]`, is the allocation less the offset), an input the host zeroes with cudaMemset
+  before the launch starts as zeros; a host wrapper's parameters come from its call, in this file or the one other
+  file of the program that calls it; a local assigned after its declaration is read where the assignment reaches
+  the launch on every path (derive_sizes._reaching);
 - size names: kernel integer parameters that receive a host variable directly, and host variables initialised
-  with constants (`const int n = 1 << 20`); a variable read at run time (`atoi(argv[1])`) gets 1000 (256 in a
-  block), with a note. Without any launch site in its file, the one sibling file that launches the kernel gives
-  it; without any, a kernel with exactly one integer parameter is assumed 1-D (grid ceil(n / 256), block 256,
-  every array of n elements), with a note.
+  with constants (`const int n = 1 << 20`); a variable read at run time (`atoi(argv[1])`, an array's or a
+  container's element the program fills) gets 1000 (256 in a block), with a note. Without any launch site in
+  its file, the one sibling file that launches the kernel gives it; without any, a kernel with exactly one
+  integer parameter is assumed 1-D (grid ceil(n / 256), block 256, every array of n elements), with a note.
 - a template kernel gives one case per instance the program launches (translate/templates.py's instances).
-What cannot be derived (aliasing pointer arguments, an offset pointer, a buffer allocated out of sight, memory
-indexed with values read from the kernel's inputs, a template never launched) is a Problem: spec-less verify
-refuses the kernel and points to `cuport verify --init`, whose skeleton marks it TODO with a placeholder that
-loads and runs.
+- a template kernel instantiated by the file that includes its file derives through that file (sampling).
+What cannot be derived (aliasing pointer arguments, a buffer allocated out of sight, memory indexed with values
+read from the kernel's inputs, a template never launched) is a Problem: spec-less verify refuses the kernel and
+points to `cuport verify --init`, whose skeleton marks it TODO with a placeholder that loads and runs.
 """
 from __future__ import annotations
 
@@ -27,10 +33,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 # the layers under this file: types -> sizes (host expressions) -> body (what the kernel does); units (files)
-from porter.verify.derive_body import _communicates, _data_indexing, _pointer_use
+from porter.verify.derive_body import _communicates, _pointer_use, index_uses
 from porter.verify.derive_sizes import (HEURISTIC_BLOCK, HEURISTIC_SIZE, Underivable, Unknown, _allocation,
-                                        _bare, _computed, _dims_text, _elements, _expressible, _grid_text,
-                                        _has_var_refs, _loop_start, _lost_write, _mark_inline, _reaching, _Sym,
+                                        _at_launch, _bare, _computed, _dims_text, _elements, _expressible,
+                                        _first_launch_note, _grid_text, _has_var_refs, _loop_start, _lost_write,
+                                        _mark_inline, _offset_buffer, _past_offset, _read_back, _Sym,
                                         _through_wrappers, _tidy, _unreached, _wrapper_block, _zeroed)
 from porter.verify.derive_types import _BYTES, _canon, _dtype, _flat_pointee, _subst
 from porter.verify.derive_units import _Hosts, _remapped, _remapped_line, _unit_model
@@ -73,17 +80,24 @@ class Derived:
     notes: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     defined_in: str | None = None   # the header defining a kernel derived with the file that includes it
+    structs: dict = field(default_factory=dict)   # spec structs the signature names {name: fields}
 
     @property
     def signature(self) -> str:
         return ", ".join(p.text() for p in self.params)
+
+    def tol_dtypes(self) -> list[str]:
+        """The dtypes compared with a tolerance: the parameters' and their structs' fields'."""
+        codes = {p.dtype for p in self.params} | {t for text in self.structs.values()
+                                                   for t in re.findall(r":\s*(\w+)", text)}
+        return sorted(c for c in codes if c in DIFF_TOL)
 
     def as_dict(self, portability_fixes: bool = False) -> dict:
         """The JSON a worker rebuilds the Case from (case_from_dict)."""
         return {"path": str(Path(self.path).resolve()), "kernel": self.kernel, "signature": self.signature,
                 "grid": self.grid, "block": self.block, "shared_mem": self.shared, "sizes": [self.sizes],
                 "init": {p.name: list(p.init) for p in self.params if p.init},
-                "tol": {p.dtype: DIFF_TOL[p.dtype] for p in self.params if p.dtype in DIFF_TOL},
+                "tol": {t: DIFF_TOL[t] for t in self.tol_dtypes()}, "structs": dict(self.structs),
                 "translate": {} if portability_fixes else {"portability_fixes": False}}
 
 
@@ -94,7 +108,8 @@ def case_from_dict(d: dict):
     case = Case(source=path.name, kernel=d["kernel"], signature=d["signature"], grid=d["grid"], block=d["block"],
                 reference=None, sizes=[dict(s) for s in d["sizes"]], shared_mem=d.get("shared_mem", 0),
                 init={k: Init(v[0], tuple(v[1])) for k, v in d.get("init", {}).items()},
-                tol={k: Tol(*v) for k, v in d.get("tol", {}).items()}, translate=dict(d.get("translate", {})))
+                tol={k: Tol(*v) for k, v in d.get("tol", {}).items()}, translate=dict(d.get("translate", {})),
+                structs=dict(d.get("structs", {})))
     case.spec_path, case.index, case.derived = str(path), 0, d
     return case
 
@@ -105,32 +120,39 @@ def case_from_dict(d: dict):
 MAX_INSTANCES = 4                # instantiations of one template kernel derived (the first ones found)
 
 
-def derive_kernels(model, fn) -> list[Derived]:
+def derive_kernels(model, fn, hosts=None) -> list[Derived]:
     """A Derived for a kernel; for a template kernel, one per instantiation the program launches (the launch
     it comes from gives its sizes), or one with a "template" problem when none is found."""
     if not fn.is_template:
-        return [derive_kernel(model, fn)]
+        return [derive_kernel(model, fn, hosts=hosts)]
     from porter.translate.templates import instances
     try:
         found = [i for i in instances(model, fn) if i.origin in ("launch", "host template")]
     except Exception:                   # the instance search met a tree it does not know: no instance
         found = []
     if not found:
-        d = derive_kernel(model, fn)
+        d = derive_kernel(model, fn, hosts=hosts)
         d.problems.insert(0, Problem("template", f"`{fn.name}` is a template launched with no template arguments "
                                                  "found: they are needed (Case(kernel=\"name<args>\"))"))
         return [d]
-    return [derive_kernel(model, fn, i) for i in found[:MAX_INSTANCES]]
+    return [derive_kernel(model, fn, i, hosts=hosts) for i in found[:MAX_INSTANCES]]
 
 
-def derive_kernel(model, fn, inst=None, host=None) -> Derived:
+def derive_kernel(model, fn, inst=None, host=None, hosts=None) -> Derived:
     """One kernel (one instance `inst` of a template kernel, translate/templates.py's Instance). `host`: the
     model of another file of the program whose launch of the kernel gives the sizes (the kernel's own file has
-    none); the kernel's body is still read from `model`."""
+    none); the kernel's body is still read from `model`. `hosts` (derive_units._Hosts): the program's other
+    files, where a host wrapper of this file is called from (its buffers, its sizes)."""
     from porter.analysis.launch import site_kernel
     name = f"{fn.name}<{inst.label}>" if inst is not None else fn.name
     d = Derived(model.path, name, _line(model, fn.node))
     kmodel, model = model, host or model
+    broken = [e for e in getattr(kmodel, "errors", []) if fn.node.start <= e.offset < fn.node.end and
+              (not e.file or Path(e.file).name == Path(kmodel.path).name)]
+    if broken:                          # `fp *x` with fp's typedef out of sight is read as int: nothing to trust
+        e = broken[0]
+        d.problems.append(Problem("parse", f"clang could not parse the kernel (line {e.line}: {e.message}): its "
+                                           "parameter types are not known"))
     sites = [s for s in model.launches if site_kernel(s) == fn.name and s.block is not None]
     if host is not None and sites:
         d.notes.append(f"launched in {Path(host.path).name}: its launch at line {_line(host, sites[0].node)} "
@@ -147,6 +169,7 @@ def derive_kernel(model, fn, inst=None, host=None) -> Derived:
                for k, v in inst.host[1].items()}
     site = sites[0] if sites else None
     sym = _Sym(model, site, fn, env)
+    sym.hosts = hosts
     if inst is not None:
         sym.types = dict(inst.args)
     args = list(site.args) if site is not None else []
@@ -169,16 +192,114 @@ def derive_kernel(model, fn, inst=None, host=None) -> Derived:
         else:
             d.params.append(_scalar(sym, d, p, a))
     if fn.body is not None:
-        why = _data_indexing(model, fn, {id(p.node) for p in fn.params if p.is_pointer})
-        if why:
-            d.problems.append(Problem("indexing", f"`{why}` indexes memory with a value loaded from the inputs: "
-                                                  "their range must keep it in bounds (init=...)"))
+        _index_ranges(kmodel, fn, sym, d, args)
     d.sizes = dict(sym.sizes)
     d.problems = list({(p.what, p.message): p for p in d.problems}.values())   # one cause met twice: said once
     if not d.problems:
         d.problems += [Problem(w, m) for w, m in _unreached(sym, d.grid, d.block, d.sizes)]
     d.notes += sym.notes
     return d
+
+
+INDEX_GUESS = 2                  # values 0 and 1 for indices whose bound nothing says
+
+
+def _index_ranges(kmodel, fn, sym: _Sym, d: Derived, args: list) -> None:
+    """Inputs whose values index memory (`logits[ids[t]]`, `X[row * D + label]`, `bins[in[i] % 16]`) are drawn
+    from a range that keeps the indices in bounds: the host's own `h[i] = rand() % E`, else the bound the kernel's
+    indexing implies (the extent indexed, the row length), else >= 0 for `v % n`, else 0 and 1. The ranges are
+    assumptions about the program's data: `--sanitize` (Oclgrind) checks them."""
+    by_id = {id(p.node): (i, p) for i, p in enumerate(fn.params) if p.is_pointer}
+    uses = index_uses(fn, set(by_id))
+    if not uses:
+        return
+    descs = {p.name: p for p in d.params}
+    bounds: dict[int, list] = {}
+    for u in uses:
+        for src in u.sources:
+            bounds.setdefault(src, []).append(_index_bound(kmodel, fn, descs, u))
+    for src, found in bounds.items():
+        i, p = by_id[src]
+        desc = descs.get(p.name)
+        if desc is None or desc.direction == "out":
+            continue                    # written before it is read: not an input
+        host = _host_range(sym, args[i]) if i < len(args) else None
+        known = sorted({b for b in found if b not in (None, "nonneg")} - ({host[0]} if host else set()))
+        shown = next(u.text for u in uses if src in u.sources)
+        if host is not None:
+            expr, why = (f"min({host[0]}, {', '.join(known)})" if known else host[0]), f"the host's `{host[1]}`"
+        elif known:
+            expr, why = (f"min({', '.join(known)})" if len(known) > 1 else known[0]), f"`{shown}` stays in bounds"
+        elif all(b == "nonneg" for b in found):
+            desc.init = ("uniform", (0.0, 1.0) if desc.dtype[0] == "f" else (0, 100))
+            d.notes.append(f"'{p.name}' indexes memory (`{shown}`): non-negative values (checked with --sanitize)")
+            continue
+        else:
+            expr, why = str(INDEX_GUESS), "nothing says its bound: 0 and 1 assumed"
+        desc.init = ("below", (expr,))
+        d.notes.append(f"'{p.name}' indexes memory (`{shown}`): values in [0, {expr}), {why} (checked with "
+                       "--sanitize)")
+
+
+def _index_bound(kmodel, fn, descs: dict, u) -> str | None:
+    """The exclusive bound an index use puts on the loaded value, in the spec's names; "nonneg"; or None."""
+    from porter.analysis.launch import fold_int
+    if u.form == "nonneg":
+        return "nonneg"
+    if u.form == "whole" and u.base is not None and u.base.kind == "DECL_REF_EXPR" and u.base.ref is not None:
+        q = next((q for q in fn.params if q.node is u.base.ref), None)
+        if q is not None and q.is_pointer and q.name in descs:
+            return descs[q.name].shape  # `logits[ids[t]]`: below the extent of logits
+        m = re.search(r"\[(\d+)\]\s*$", u.base.ref.type or "")
+        return m.group(1) if m else None   # a fixed array: `__shared__ int s[256]`, a __constant__ table
+    if u.form == "plus":
+        for f in u.factor or []:        # `row * D + label`: the factor that is a size parameter, else a constant
+            if f.kind == "DECL_REF_EXPR" and any(q.node is f.ref and not q.is_pointer for q in fn.params):
+                return f.spelling
+        for f in u.factor or []:
+            v = fold_int(kmodel, f)
+            if isinstance(v, int) and v > 0:
+                return str(v)
+    return None
+
+
+_MEMCPY = ("cudaMemcpy", "cudaMemcpyAsync", "hipMemcpy", "hipMemcpyAsync")
+_RAND = ("rand", "random", "lrand48", "rand_r")
+
+
+def _host_range(sym: _Sym, arg) -> tuple[str, str] | None:
+    """(E, text) when the host fills the buffer passed as `arg` from `h[i] = rand() % E` (copied in with
+    cudaMemcpy): the program's own range of index values."""
+    b = _through_wrappers(sym, _bare(arg)) if arg is not None else None
+    if b is None or b.kind != "DECL_REF_EXPR" or b.ref is None:
+        return None
+    hosts = set()
+    for call in sym.model.of_kind("CALL_EXPR"):
+        if call.spelling in _MEMCPY and len(call.args()) >= 2:
+            dst, src = _bare(call.args()[0]), _bare(call.args()[1])
+            if dst.kind == "DECL_REF_EXPR" and dst.ref is b.ref:
+                if src.kind in ("CALL_EXPR", "MEMBER_REF_EXPR"):    # `h.data()`
+                    src = next((c for c in src.walk() if c.kind == "DECL_REF_EXPR"), src)
+                if src.kind == "DECL_REF_EXPR" and src.ref is not None:
+                    hosts.add(id(src.ref))
+    if not hosts:
+        return None
+    for w in sym.model.of_kind("BINARY_OPERATOR"):
+        if w.op != "=" or len(w.children) != 2:
+            continue
+        lhs, rhs = _bare(w.children[0]), _bare(w.children[1])
+        if lhs.kind != "ARRAY_SUBSCRIPT_EXPR" or not lhs.children:
+            continue
+        base = _bare(lhs.children[0])
+        if base.kind != "DECL_REF_EXPR" or base.ref is None or id(base.ref) not in hosts:
+            continue
+        if rhs.kind == "BINARY_OPERATOR" and rhs.op == "%" and len(rhs.children) == 2 and any(
+                c.kind == "CALL_EXPR" and c.spelling in _RAND for c in rhs.children[0].walk()):
+            try:
+                return sym.expr(rhs.children[1]), " ".join(w.text.split())
+            except Underivable:
+                return None
+    return None
 
 
 def _is_int(p) -> bool:
@@ -215,18 +336,23 @@ def _from_site(model, fn, site, args, sym: _Sym, d: Derived) -> None:
         b = _through_wrappers(sym, b)
         if not _is_int(p) or b.kind != "DECL_REF_EXPR" or b.ref is None or id(b.ref) in sym.inline:
             continue
-        init = sym.an.definition(b.ref) if b.ref.kind == "VAR_DECL" else sym.caller_arg(b.ref)
-        reach = _reaching(sym, b.ref) if b.ref.kind == "VAR_DECL" else None
+        init, reach = (sym.caller_arg(b.ref), None) if b.ref.kind != "VAR_DECL" else (None, _read_back(sym, b.ref))
         if reach is not None and reach[0] == "device":
             d.problems.append(Problem(p.name, f"'{p.name}': {reach[2]}"))
             continue
+        if b.ref.kind == "VAR_DECL" and reach is None:
+            init = sym.definition(b.ref, b)     # the plain assignment reaching the launch ...
+            if init is not None:
+                _first_launch_note(sym, b.ref, b, init)
+            else:                               # ... else a clamp, a loop product, the command-line default
+                reach = _at_launch(sym, b.ref, b)
         if reach is not None and reach[0] == "text":
             continue                    # _Sym.variable gives its expression
         if reach is not None:
             init = reach[1]             # the value reaching the launch (None: decided at run time)
             if reach[2] and reach[2] not in sym.notes:
                 sym.notes.append(reach[2])
-        const = fold_int(model, init, sym.env) if init is not None else None
+        const = fold_int(init.model, init, sym.env) if init is not None else None
         if const is not None and not _has_var_refs(init):
             sym.size_name(b.ref, const, name=p.name)
         elif init is None and _loop_start(b.ref) is not None:
@@ -243,8 +369,8 @@ def _from_site(model, fn, site, args, sym: _Sym, d: Derived) -> None:
                 d.problems.append(Problem(p.name, f"'{p.name}': {e}"))
                 continue
             if not known:
-                sym.size_name(b.ref, HEURISTIC_SIZE, f"{{name}} is decided at run time (line "
-                                                     f"{_line(model, b.ref)}): {HEURISTIC_SIZE} assumed "
+                sym.size_name(b.ref, HEURISTIC_SIZE, f"{{name}} is decided at run time "
+                                                     f"({sym.where(b.ref)}): {HEURISTIC_SIZE} assumed "
                                                      "(--sizes {name}=N)", p.name)
     try:
         d.grid = _grid_text(sym, site.grid)
@@ -268,7 +394,13 @@ def _without_site(fn, sym: _Sym, d: Derived) -> None:
         d.notes.append(f"no launch site: assumed 1-D, grid cdiv({n}, 256), block 256, every array of {n} "
                        f"elements, {n}={HEURISTIC_SIZE} (--sizes {n}=N)")
     else:
-        d.problems.append(Problem("launch", "no launch site in this file, and not exactly one integer "
+        text = sym.model.source.text
+        m = re.search(r"(?<![\w.])" + re.escape(fn.name) + r"\s*(?:<[^;{}]*?>)?\s*<<<", text)
+        where = ""
+        if m is not None:               # recursiveGaussian's `#if USE_SIMPLE_FILTER` launch: the build leaves it out
+            where = f" (its launch at line {text.count(chr(10), 0, m.start()) + 1} is in code the preprocessor " \
+                    "leaves out)"
+        d.problems.append(Problem("launch", f"no launch site in this file{where}, and not exactly one integer "
                                             "parameter to take for the size: grid, block and sizes are needed"))
 
 
@@ -290,10 +422,14 @@ def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) ->
             shown = pointee.replace("__cuport_shim::", "")
             d.notes.append(f"'{p.name}' points to `{shown}`: {count} x {dtype} each, generated as a flat {dtype} "
                            "buffer")
+    record = None
+    if dtype is None:                   # Atom {float x, y, z; int type}: a spec struct with clang's layout
+        dtype, record = _record(d, p, pointer=True, arg=arg)
     if dtype is None:
-        d.problems.append(Problem(p.name, f"'{p.name}' points to `{pointee}`: only buffers of float, double, half, "
-                                          "8- to 64-bit integers and structs of one of them are generated"))
-        dtype = "f32"
+        d.problems.append(Problem(p.name, f"'{p.name}' points to `{pointee}`: {record}; only buffers of float, "
+                                          "double, half, 8- to 64-bit integers and of structs of them (no unions, "
+                                          "pointers or bit-fields inside) are generated"))
+        dtype, record = "f32", None
     if p.const_pointee or fn.body is None:
         direction = "in" if p.const_pointee else "inout"
     else:
@@ -307,11 +443,15 @@ def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) ->
         b = _bare(arg)
         b = _through_wrappers(sym, b)
         table = _buffer_table(b)        # `mdlat[k]`: one buffer of a table, each cudaMalloc'd as `&mdlat[k]`
+        offset = _offset_buffer(sym, b) if table is None else None     # `dE + k`, `&d_a[i]`
         if table is not None and _allocation(model, table.ref, element=True) is not None:
             key, size, shown = (id(table.ref), " ".join(b.text.split())), \
                 _allocation(model, table.ref, element=True), " ".join(b.text.split())
+        elif offset is not None:        # the same buffer as its base for the aliasing check
+            key, size, shown = id(offset[0].ref), sym.allocation(offset[0].ref), offset[0].spelling
+            zeroed = _zeroed(model, offset[0].ref, sym.site)
         elif b.kind == "DECL_REF_EXPR" and b.ref is not None and b.ref.kind in ("VAR_DECL", "PARM_DECL"):
-            key, size, shown = id(b.ref), _allocation(model, b.ref), b.spelling
+            key, size, shown = id(b.ref), sym.allocation(b.ref), b.spelling
             zeroed = _zeroed(model, b.ref, sym.site)
         else:
             key = None
@@ -322,13 +462,15 @@ def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) ->
                                               f"`{shown}` (aliasing): the translations may not keep it"))
         elif key is not None:
             seen[key] = p.name
-            elem = _BYTES[dtype]
+            elem = record.itemsize if record is not None else _BYTES[dtype]
             if size is None:
                 d.problems.append(Problem(p.name, f"no cudaMalloc of `{shown}` in this file: the size of "
                                                   f"'{p.name}' is not known"))
             else:
                 try:
                     shape = _elements(sym, size, elem, unit)
+                    if offset is not None:
+                        shape = _past_offset(sym, shape, *offset, pointee, unit)
                 except Underivable as e:
                     d.problems.append(Problem(p.name, f"size of '{p.name}': {e}"))
     if shape is None:
@@ -339,11 +481,37 @@ def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) ->
     if direction != "out" and zeroed:   # filter's `nres` counter, set to 0 before the launch: not random
         init = ("full", (0,))
         d.notes.append(f"'{p.name}' is set to 0 by `{zeroed}` before the launch: its input is zeros")
+    elif direction != "out" and record is not None:
+        init = None                     # a struct: each field by its dtype (spec.py's default)
     elif direction != "out":
         kind = "special" if elementwise and dtype in ("f32", "f64") else "uniform"
         init = (kind, (0.02,)) if kind == "special" else (kind, ((-1.0, 1.0) if dtype[0] == "f" else
                                                                  (0, 100) if dtype[0] == "u" else (-100, 100)))
     return PDesc(p.name, dtype, _tidy(shape), direction, init=init)
+
+
+def _record(d: Derived, p, pointer: bool, arg=None):
+    """(struct name, its NumPy dtype) of a pointer's element (pointer=True) or a by-value parameter, its
+    definitions added to d.structs; (None, why) when it is not a struct the spec can describe. A template
+    kernel's `TensorDims<index_t>` is read from the launch argument's type (`TensorDims<int64_t>`)."""
+    from porter.verify.derive_types import _clang_type, record_spec
+    from porter.verify.notation import parse_records
+    t = None
+    for node in (p.node, _bare(arg) if arg is not None else None):
+        try:
+            t = _clang_type(node, pointer)
+        except Exception:               # no clang type behind the node (a shallow tree)
+            continue
+        if t.kind.name == "RECORD" and t.get_size() > 0:
+            break
+    if t is None:
+        return None, "its type is not known"
+    out = dict(d.structs)
+    name = record_spec(t, out)
+    if name not in out:
+        return None, name
+    d.structs = out
+    return name, parse_records(out)[name].dtype
 
 
 def _buffer_table(b):
@@ -362,8 +530,13 @@ def _scalar(sym: _Sym, d: Derived, p, arg) -> PDesc:
     if dtype == "bool":                 # kalman's `intercept`, adjacent's `subtract_left`: the launch's value
         return _bool_scalar(sym, d, p, arg)
     if dtype not in ("f32", "f64", "i32", "u32", "i64", "u64"):
-        d.problems.append(Problem(p.name, f"'{p.name}' is a `{p.type}`: only float, double and 32/64-bit "
-                                          "integer scalars are generated"))
+        name, why = _record(d, p, pointer=False, arg=arg)
+        if name is not None:            # float3, NoiseParams by value: one struct, random fields
+            d.notes.append(f"'{p.name}' is a `{p.type}` by value: its fields are random (init={{'{p.name}': "
+                           "{field: ...}} sets them)")
+            return PDesc(p.name, name)
+        d.problems.append(Problem(p.name, f"'{p.name}' is a `{p.type}`: {why}; only float, double and 32/64-bit "
+                                          "integer scalars and structs of scalars are generated"))
         return PDesc(p.name, "i32", default="0")
     if sym.site is None:
         if dtype[0] == "f":
@@ -377,7 +550,7 @@ def _scalar(sym: _Sym, d: Derived, p, arg) -> PDesc:
     if dtype[0] == "f":
         v = b.value if b.kind.endswith(("_EXPR", "_LITERAL", "OPERATOR")) else None
         if v is None and b.kind == "DECL_REF_EXPR" and b.ref is not None and b.ref.kind == "VAR_DECL":
-            init = sym.an.definition(b.ref)
+            init = sym.definition(b.ref, b)
             v = _bare(init).value if init is not None else None
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             return PDesc(p.name, dtype, default=format(float(v), ".7g"))
@@ -399,7 +572,7 @@ def _bool_scalar(sym: _Sym, d: Derived, p, arg) -> PDesc:
     """A bool parameter: the launch's constant (`true`, a const bool, an integer), else 1 with a note."""
     b = _through_wrappers(sym, _bare(arg)) if arg is not None else None
     if b is not None and b.kind == "DECL_REF_EXPR" and b.ref is not None and b.ref.kind == "VAR_DECL":
-        init = sym.an.definition(b.ref)
+        init = sym.definition(b.ref, b)
         b = _bare(init) if init is not None else b
     v = b.value if b is not None and b.kind.endswith(("_EXPR", "_LITERAL", "OPERATOR")) else None
     if b is not None and b.kind == "CXX_BOOL_LITERAL_EXPR" and v is None:
@@ -427,16 +600,24 @@ def derive_file(path: str) -> list[Derived]:
             host = None
             if not fn.is_template and not any(site_kernel(s) == fn.name for s in model.launches):
                 host = hosts.launching(fn.name)
-            if host is None:
-                out += [_remapped(d, lines) for d in derive_kernels(model, fn)]
+            unit = None
+            if host is None and not fn.is_template and not any(site_kernel(s) == fn.name for s in model.launches):
+                unit = hosts.through_includer(path, fn.name)
+            if host is None and unit is None:
+                ds = derive_kernels(model, fn, hosts)
+                if fn.is_template and any(p.what == "template" for p in ds[0].problems):
+                    ds = _through_includer(path, lines, model, fn, hosts) or ds
+                out += [d if d.path != path else _remapped(d, lines) for d in ds]
                 continue
-            unit = hosts.unit(host, path, fn.name)
+            if unit is None:
+                unit = hosts.unit(host, path, fn.name)
+                unit = unit + (host.path,) if unit is not None else None
             if unit is not None:            # ss's main.cu includes kernels.cu after the typedefs it needs: the
-                umodel, ufn, ulines = unit  # kernel is read, and translated, in that file's context
+                umodel, ufn, ulines, top = unit     # kernel is read, and translated, in that file's context
                 d = _remapped(derive_kernel(umodel, ufn), ulines)
-                d.path, d.line, d.defined_in = host.path, _remapped_line(lines, _line(model, fn.node)), None
-                d.notes.insert(0, f"{Path(path).name} is included by {Path(host.path).name}: verified "
-                                  f"through {Path(host.path).name}")
+                d.path, d.line, d.defined_in = top, _remapped_line(lines, _line(model, fn.node)), None
+                d.notes.insert(0, f"{Path(path).name} is included by {Path(top).name}: verified "
+                                  f"through {Path(top).name}")
             else:
                 d = _remapped(derive_kernel(model, fn, host=host), lines)
             out.append(d)
@@ -446,10 +627,30 @@ def derive_file(path: str) -> list[Derived]:
         hosts.release()
 
 
+def _through_includer(path, lines, model, fn, hosts) -> list[Derived] | None:
+    """A template kernel whose instances are not in its own file (sampling's kernels.cu: its host template
+    `kernel_dataset<float, int>` is called from main.cu, which includes kernels.cu): its instances read, and
+    verified, through the one file of the program that includes it; None when that does not find them."""
+    inc = hosts.including(path)
+    unit = hosts.unit(inc, path, fn.name) if inc is not None else None
+    if unit is None:
+        return None
+    umodel, ufn, ulines = unit
+    ds = derive_kernels(umodel, ufn, hosts)
+    if any(p.what == "template" for p in ds[0].problems):
+        return None
+    for d in ds:
+        _remapped(d, ulines)
+        d.path, d.line, d.defined_in = inc.path, _remapped_line(lines, _line(model, fn.node)), None
+        d.notes.insert(0, f"{Path(path).name} is included by {Path(inc.path).name}, which instantiates it: "
+                          f"verified through {Path(inc.path).name}")
+    return ds
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # `cuport verify --init`: the same, as an editable spec
 
-_INIT_CODE = {"uniform": "uniform({}, {})", "special": "special({})", "full": "full({})"}
+_INIT_CODE = {"uniform": "uniform({}, {})", "special": "special({})", "full": "full({})", "below": 'below("{}")'}
 
 
 def skeleton(derived: list[Derived], spec_dir: Path, portability_fixes: bool = False) -> str:
@@ -461,7 +662,7 @@ def skeleton(derived: list[Derived], spec_dir: Path, portability_fixes: bool = F
            "for what the source does not say. With reference=None the targets are compared with each other;",
            "a NumPy reference (a function of the arguments returning {output: array}) checks the right answer.",
            '"""',
-           "from porter.verify.spec import Case, Tol, full, special, uniform  # noqa: F401",
+           "from porter.verify.spec import Case, Tol, below, full, special, uniform  # noqa: F401",
            "", "KERNELS = ["]
     for d in derived:
         rel = Path(d.path).resolve().relative_to(spec_dir.resolve()) if _inside(d.path, spec_dir) else d.path
@@ -469,23 +670,22 @@ def skeleton(derived: list[Derived], spec_dir: Path, portability_fixes: bool = F
         out += [f"    # note: {n}" for n in d.notes]
         for p in d.problems:
             out += textwrap.wrap(p.message, 110, initial_indent="    # TODO: ", subsequent_indent="    #       ")
-        indexing = any(p.what == "indexing" for p in d.problems)
         inits = []
         for p in d.params:
             if not p.init:
                 continue
-            code = "full(0)" if indexing else _INIT_CODE[p.init[0]].format(*p.init[1])
+            code = _INIT_CODE[p.init[0]].format(*p.init[1])
             inits.append(f'"{p.name}": {code}')
-        tol = sorted({p.dtype for p in d.params if p.dtype in DIFF_TOL})
+        tol = d.tol_dtypes()
         out += ["    Case(",
                 f'        source="{rel}", kernel="{d.kernel}",',
+                *([f"        structs={d.structs!r},"] if d.structs else []),
                 f'        signature="{d.signature}",',
                 f'        grid="{d.grid}", block="{d.block}",']
         if d.shared != "0":
             out.append(f'        shared_mem="{d.shared}",')
         if inits:
-            out.append(f"        init={{{', '.join(inits)}}},"
-                       + ("  # TODO: values that keep the indices in bounds" if indexing else ""))
+            out.append(f"        init={{{', '.join(inits)}}},")
         out.append(f"        sizes=[{d.sizes!r}],")
         if tol:
             out.append("        tol={" + ", ".join(f'"{t}": Tol({DIFF_TOL[t][0]}, {DIFF_TOL[t][1]})' for t in tol)

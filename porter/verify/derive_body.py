@@ -3,6 +3,7 @@ loaded values, threads that communicate or loop (no special input values then)."
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from porter.verify.derive_sizes import _bare
 
@@ -42,45 +43,126 @@ def _pointer_use(fn, decl) -> tuple[bool, bool]:
     return written, read
 
 
-def _data_indexing(model, fn, pointers: set) -> str | None:
-    """`bins[in[i] % 16]`: an index computed from a value loaded through a pointer parameter. Returns the text."""
-    def loads(node, tainted):
+@dataclass
+class IndexUse:
+    """`base[index]` whose index is computed from values loaded through the pointer parameters `sources`."""
+    text: str
+    sources: set                 # id(PARM_DECL) of the pointers whose values reach the index
+    form: str                    # "whole": the index is a loaded value; "plus": loaded + offset; "nonneg": the
+    base: object = None          #   loaded value only needs to be >= 0 (`in[i] % BINS`); "unknown"
+    factor: object = None        # "plus": a factor of the offset (`row * D + label`: D bounds label)
+
+
+def index_uses(fn, pointers: set) -> list[IndexUse]:
+    """Every subscript of the kernel whose index depends on a value loaded through a pointer parameter
+    (`bins[in[i] % 16]`, `logits[ids[t]]`), with the form of the dependence."""
+    taint: dict[int, set] = {}          # id(local) -> the pointer parameters its value comes from
+    direct: set[int] = set()            # locals that hold exactly one loaded value (`int nb = esm[i + j * n]`)
+
+    def is_load(n):
+        p = n.parent
+        while p is not None and p.kind in ("PAREN_EXPR", "UNEXPOSED_EXPR"):
+            p = p.parent
+        return p is not None and (p.kind == "ARRAY_SUBSCRIPT_EXPR" or (p.kind == "UNARY_OPERATOR" and p.op == "*"))
+
+    def sources(node) -> set:
+        out: set = set()
         for n in node.walk():
-            if n.kind == "DECL_REF_EXPR" and n.ref is not None and (id(n.ref) in pointers or id(n.ref) in tainted):
-                if id(n.ref) in tainted:
-                    return True
-                p = n.parent
-                while p is not None and p.kind in ("PAREN_EXPR", "UNEXPOSED_EXPR"):
-                    p = p.parent
-                if p is not None and (p.kind == "ARRAY_SUBSCRIPT_EXPR" or
-                                      (p.kind == "UNARY_OPERATOR" and p.op == "*")):
-                    return True
+            if n.kind == "DECL_REF_EXPR" and n.ref is not None:
+                if id(n.ref) in taint:
+                    out |= taint[id(n.ref)]
+                elif id(n.ref) in pointers and is_load(n):
+                    out.add(id(n.ref))
+        return out
+
+    def single_load(node) -> bool:
+        """`p[i]`, `*p` or a direct local: one loaded value, not arithmetic on it."""
+        b = _bare(node)
+        if b is None:
+            return False
+        if b.kind == "DECL_REF_EXPR" and b.ref is not None:
+            return id(b.ref) in direct
+        if b.kind == "ARRAY_SUBSCRIPT_EXPR" and b.children:
+            base = _bare(b.children[0])
+            return base.kind == "DECL_REF_EXPR" and base.ref is not None and id(base.ref) in pointers
         return False
 
-    tainted: set[int] = set()
     local_vars = [v for v in fn.body.walk() if v.kind == "VAR_DECL"]
     # (target, value) of each assignment; a struct's `h = p[i]` is a call of its operator= (ldpc's h_element)
     writes = [(w.children[0], w.children[1]) for w in fn.body.walk() if len(w.children) == 2 and (
         (w.kind == "BINARY_OPERATOR" and w.op == "=") or w.kind == "COMPOUND_ASSIGNMENT_OPERATOR")]
     writes += [(w.children[0], w.children[-1]) for w in fn.body.walk()     # [lhs, operator=, rhs]
                if w.kind == "CALL_EXPR" and w.spelling == "operator=" and len(w.children) >= 2]
+    written = {id(t.ref) for t, _ in ((_bare(t), v) for t, v in writes)
+               if t is not None and t.kind == "DECL_REF_EXPR" and t.ref is not None}
+    for v in local_vars:                # initialised with one load and never assigned again
+        if v.children and id(v) not in written and "*" not in (v.type or "") and single_load(v.children[-1]):
+            direct.add(id(v))
+    # `for (i = 0; i < s; i++)` with `s` loaded: the loop counter's range is the loaded value's (ldpc's counts)
+    bounds = [c for c in fn.body.walk() if c.kind == "BINARY_OPERATOR" and c.op in ("<", "<=", ">", ">=", "!=")
+              and len(c.children) == 2 and c.parent is not None and c.parent.kind in ("FOR_STMT", "WHILE_STMT")]
     changed = True
-    while changed:                               # locals holding loaded values, to a fixed point
+    while changed:                      # locals holding loaded values, to a fixed point
         changed = False
+        for c in bounds:
+            for var, limit in ((c.children[0], c.children[1]), (c.children[1], c.children[0])):
+                v = _bare(var)
+                if v is not None and v.kind == "DECL_REF_EXPR" and v.ref is not None and v.ref.kind == "VAR_DECL":
+                    add = sources(limit) - taint.get(id(v.ref), set())
+                    if add:
+                        taint.setdefault(id(v.ref), set()).update(add)
+                        changed = True
         for v in local_vars:
-            if id(v) not in tainted and v.children and "*" not in (v.type or "") and loads(v, tainted):
-                tainted.add(id(v))
-                changed = True
+            if v.children and "*" not in (v.type or ""):
+                add = sources(v) - taint.get(id(v), set())
+                if add:
+                    taint.setdefault(id(v), set()).update(add)
+                    changed = True
         for target, value in writes:
             t = _bare(target)
-            if t is not None and t.kind == "DECL_REF_EXPR" and t.ref is not None and id(t.ref) not in tainted \
-                    and t.ref.kind == "VAR_DECL" and loads(value, tainted):
-                tainted.add(id(t.ref))
-                changed = True
+            if t is not None and t.kind == "DECL_REF_EXPR" and t.ref is not None and t.ref.kind == "VAR_DECL":
+                add = sources(value) - taint.get(id(t.ref), set())
+                if add:
+                    taint.setdefault(id(t.ref), set()).update(add)
+                    changed = True
+
+    def form(idx):
+        """(form, factor) of an index expression that depends on loaded values."""
+        b = _bare(idx)
+        if single_load(b):
+            return "whole", None
+        if b.kind == "BINARY_OPERATOR" and len(b.children) == 2:
+            left, right = b.children
+            if b.op in ("%", "&") and not sources(right):
+                return "nonneg", None           # `v % BINS`, `v & 15`: in range for any v >= 0
+            if b.op == "+":
+                for mine, other in ((left, right), (right, left)):
+                    if sources(other):
+                        continue
+                    f, _ = form(mine)
+                    if f == "nonneg":
+                        return "nonneg", None
+                    if f == "whole":            # `row * D + label`: label < D keeps the row
+                        o = _bare(other)
+                        factors = [_bare(c) for c in o.children] if o.kind == "BINARY_OPERATOR" and \
+                            o.op == "*" else []
+                        return "plus", factors
+        return "unknown", None
+
+    out = []
     for n in fn.body.walk():
-        if n.kind == "ARRAY_SUBSCRIPT_EXPR" and len(n.children) == 2 and loads(n.children[1], tainted):
-            return " ".join(n.text.split())
-    return None
+        if n.kind == "ARRAY_SUBSCRIPT_EXPR" and len(n.children) == 2:
+            src = sources(n.children[1])
+            if src:
+                f, factor = form(n.children[1])
+                out.append(IndexUse(" ".join(n.text.split()), src, f, _bare(n.children[0]), factor))
+    return out
+
+
+def _data_indexing(model, fn, pointers: set) -> str | None:
+    """`bins[in[i] % 16]`: the text of the first index computed from a value loaded through a pointer."""
+    uses = index_uses(fn, pointers)
+    return uses[0].text if uses else None
 
 
 def _communicates(model, fn, depth: int = 0) -> bool:

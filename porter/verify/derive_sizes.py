@@ -50,6 +50,36 @@ class _Sym:
         self.visiting: set = set()           # dim3 variables whose member writes are being read
         self.consts: dict[int, int] = {}     # id(loop counter) -> the value it has in the trip being unrolled
         self._kernel_reads: set | None = None
+        self.hosts = None                    # derive_units._Hosts: the program's other files (calls made there)
+
+    def definition(self, decl, use=None):
+        """The expression the local `decl` holds: its initialiser when it is never reassigned; at `use`, the
+        plain assignment that reaches it on every path when it is (qrg's `szWorkgroup = 128;` before
+        `localWorkSize[0] = szWorkgroup;`); None otherwise. Read in the file the declaration is in."""
+        from porter.analysis.affine import analysis
+        if decl is None or decl.kind != "VAR_DECL":
+            return None
+        d = analysis(decl.model).definition(decl)
+        if d is None and use is not None:
+            d = _reaching(decl, use)
+        return d
+
+    def allocation(self, decl, element: bool = False):
+        """_allocation of `decl`, else the byte count of a host function that allocates it (_helper_allocation),
+        its parameters bound to the call's arguments for the _elements that follows."""
+        size = _allocation(self.model, decl, element)
+        if size is None and not element:
+            helper = _helper_allocation(decl)
+            if helper is not None:
+                size, binding = helper
+                self.bound.update(binding)
+        return size
+
+    def where(self, node) -> str:
+        """`line N` of the kernel's file (derive_units remaps it), `main.cu:N` of another file of the program."""
+        from pathlib import Path
+        row = node.model.source.position(node.start)[0]
+        return f"line {row}" if node.model is self.model else f"{Path(node.model.path).name}:{row}"
 
     def size_name_key(self, key, name: str, value, why: str) -> str:
         """A size name for something that is not a declaration (a struct field, a container's size)."""
@@ -77,28 +107,35 @@ class _Sym:
         one function is read at the same call, so the launch is one the program makes."""
         if decl is None or decl.kind != "PARM_DECL" or decl.parent is None:
             return None
-        fn = self.model.function_of(decl)
+        model = decl.model
+        fn = model.function_of(decl)
         if fn is None or fn.is_kernel or fn is self.kernel or fn.node is not decl.parent:
             return None
         names = [p.name for p in fn.params]
         if decl.spelling not in names:
             return None
         if id(fn) not in self.calls:
-            calls = [c for c in self.model.of_kind("CALL_EXPR") if c.spelling == fn.name and
-                     len(c.args()) == len(names) and self.model.function_of(c) is not fn]
+            calls = [c for c in model.of_kind("CALL_EXPR") if c.spelling == fn.name and
+                     len(c.args()) == len(names) and model.function_of(c) is not fn]
+            elsewhere = not calls and self.hosts is not None
+            if elsewhere:               # convolutionSeparable's conv.cu wrapper `convolutionRows(dst, ...)`
+                calls = self.hosts.calls(fn.name, len(names), model)    # called in main.cu
             calls.sort(key=self._liveness)  # a call in main first, then in a called function; dead code last
             self.calls[id(fn)] = calls
-            if len(calls) > 1:
-                self.notes.append(f"`{fn.name}` is called {len(calls)} times: the call at line "
-                                  f"{self.model.source.position(calls[0].start)[0]} gives its parameters")
+            if elsewhere and calls:
+                self.notes.append(f"`{fn.name}` is called in another file of the program: its call at "
+                                  f"{self.where(calls[0])} gives its parameters")
+            elif len(calls) > 1:
+                self.notes.append(f"`{fn.name}` is called {len(calls)} times: the call at "
+                                  f"{self.where(calls[0])} gives its parameters")
         calls = self.calls[id(fn)]
         return calls[0].args()[names.index(decl.spelling)] if calls else None
 
     def _liveness(self, call) -> int:
-        caller = self.model.function_of(call)
+        caller = call.model.function_of(call)
         if caller is None or caller.name == "main":
             return 0
-        return 1 if any(c.spelling == caller.name for c in self.model.of_kind("CALL_EXPR")) else 2
+        return 1 if any(c.spelling == caller.name for c in call.model.of_kind("CALL_EXPR")) else 2
 
     def expr(self, node, depth: int = 0) -> str:
         """The spec notation of a host expression; a float converted to an integer (a cast or C's implicit
@@ -106,6 +143,9 @@ class _Sym:
         if node is None or depth > 12:
             raise Underivable("expression too deep")
         n, trunc = node, False
+        v = node.value if node.kind in _WRAPPERS and node.kind != "UNEXPOSED_EXPR" else None
+        if isinstance(v, int) and not isinstance(v, bool) and not _has_var_refs(node):
+            return str(v)               # qrg's `(unsigned int)-1`: clang's value of the cast, not -1
         while n.kind in _WRAPPERS and n.children:
             trunc = trunc or (_INTEGRAL.search(n.type or "") is not None and
                               _FLOATING.search(n.children[-1].type or "") is not None)
@@ -117,7 +157,7 @@ class _Sym:
         from porter.analysis.launch import fold_int
         k = n.kind
         if k == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind in ("VAR_DECL", "PARM_DECL"):
-            return self.variable(n.ref, depth, at=n)
+            return self.variable(n.ref, depth, use=n)
         if k == "DECL_REF_EXPR" and isinstance(self.env.get(n.spelling), int) and \
                 n.ref_kind in ("TEMPLATE_NON_TYPE_PARAMETER", "NON_TYPE_TEMPLATE_PARAMETER"):
             return str(self.env[n.spelling])     # `BLOCK` of `template <int BLOCK> void run(...)`
@@ -147,15 +187,25 @@ class _Sym:
                 a, b = (self.integral(c, depth + 1) for c in q.children)
                 if a is not None and b is not None:
                     return f"cdiv({a}, {b})"
+        if k == "CALL_EXPR" and n.spelling in ("min", "max") and len(n.args()) == 2:
+            a, b = (self.expr(x, depth + 1) for x in n.args())     # moe-sum's `dim3 block(std::min(h, 1024))`
+            return f"{n.spelling}({_tidy(a)}, {_tidy(b)})"
         if k == "ARRAY_SUBSCRIPT_EXPR":
             elem = _array_element(self, n)
-            if elem is not None:        # `size_t local[2] = {16, 16};` ... `dim3 b(local[0], local[1])`
-                return self.expr(elem, depth + 1)
+            try:                        # `size_t local[2] = {16, 16};` ... `dim3 b(local[0], local[1])`
+                if elem is not None:
+                    return self.expr(elem, depth + 1)
+            except Underivable:         # qrg's `{shrRoundUp(szWorkgroup, 128*128), 3}`: decided at run time
+                pass
+        if k in ("ARRAY_SUBSCRIPT_EXPR", "CALL_EXPR") and (k != "CALL_EXPR" or n.spelling == "operator[]"):
+            name = self.element(n)
+            if name is not None:
+                return name
         if k == "BINARY_OPERATOR" and len(n.children) == 2 and n.op in ("+", "-", "*", "/", "%", "<<", ">>"):
             a, b = self.expr(n.children[0], depth + 1), self.expr(n.children[1], depth + 1)
             op = n.op
             if op in ("<<", ">>"):
-                shift = fold_int(self.model, n.children[1], self.env)
+                shift = fold_int(n.model, n.children[1], self.env)
                 if shift is None or not 0 <= shift < 63:
                     raise Underivable(f"cannot express `{n.text}`")
                 op, b = ("*" if op == "<<" else "//"), str(1 << shift)
@@ -172,6 +222,9 @@ class _Sym:
             ab = _ceil_pattern(n)
             if ab is not None:          # hypterm's `#define ceil(a,b) ((a) % (b) == 0 ? (a) / (b) : (a) / (b) + 1)`
                 return f"cdiv({self.expr(ab[0], depth + 1)}, {self.expr(ab[1], depth + 1)})"
+        if k == "CALL_EXPR" and _round_up_fn(n, self.hosts) is not None:
+            x, y = _round_up_fn(n, self.hosts)  # the OpenCL SDK's shrRoundUp(group, global) (qrg, tridiagonal)
+            return f"round_up({_tidy(self.expr(x, depth + 1))}, {_tidy(self.expr(y, depth + 1))})"
         if k == "CALL_EXPR":
             body = _one_return(self.model, n)
             if body is not None:        # `int ceil_div(int a, int b) { return (a + b - 1) / b; }`
@@ -182,7 +235,27 @@ class _Sym:
                     return f"({self.expr(ret, depth + 1)})"
                 finally:
                     self.bound = saved
-        raise Underivable(f"cannot express `{' '.join(n.text.split())}` as a size")
+        shown = " ".join(n.text.split()) or f"{n.spelling or n.kind} (in a macro's arguments)"
+        raise Underivable(f"cannot express `{shown}` as a size")
+
+    def element(self, n) -> str | None:
+        """`v[0]` of a local array or container whose element the program decides at run time (allreduce's
+        `segment_sizes[0]`, a vector it fills): a size of its own, as a variable decided at run time is; None
+        for an index that does not fold."""
+        from porter.analysis.launch import fold_int
+        if len(n.children) not in (2, 3):  # a[i]; v[i] is [v, operator[], i]
+            return None
+        base, index = _bare(n.children[0]), n.children[-1]
+        i = fold_int(index.model, index, self.env)
+        if base.kind != "DECL_REF_EXPR" or base.ref is None or base.ref.kind not in ("VAR_DECL", "PARM_DECL") \
+                or i is None or "*" in (base.ref.type or ""):
+            return None                 # a pointer's element: memory, not a host value
+        key = ("element", id(base.ref), i)
+        if key not in self.names:
+            self.size_name_key(key, f"{base.spelling}_{i}", self.fallback,
+                               f"{{name}} is `{base.spelling}[{i}]`, decided at run time ({self.where(n)}): "
+                               f"{self.fallback} assumed (--sizes {{name}}=N)")
+        return self.names[key]
 
     def integral(self, node, depth: int) -> str | None:
         """An operand of a float division that is an integer: an integer expression, or a float literal with an
@@ -266,7 +339,8 @@ class _Sym:
             self._kernel_reads = reads
         return id(decl) in self._kernel_reads
 
-    def variable(self, decl, depth: int, at=None) -> str:
+    def variable(self, decl, depth: int, use=None) -> str:
+        from porter.analysis.affine import analysis
         from porter.analysis.launch import fold_int
         if id(decl) in self.bound:          # a parameter of a function being inlined: its argument
             arg = self.bound.pop(id(decl))
@@ -277,25 +351,44 @@ class _Sym:
                 self.bound[id(decl)] = arg
         if id(decl) in self.consts:
             return str(self.consts[id(decl)])
+        back = _read_back(self, decl) if decl.kind == "VAR_DECL" else None
+        if back is not None and back[0] == "device":
+            raise Unknown(back[2])
+        reached = None                      # a reassigned local: the assignment that reaches this use
+        if back is None and use is not None and decl.kind == "VAR_DECL" and \
+                id(decl) in analysis(decl.model).assigned:
+            reached = _reaching(decl, use)
+        if reached is not None:
+            _first_launch_note(self, decl, use, reached)
+            const = fold_int(reached.model, reached, self.env)
+            if const is not None:           # a value of this point, not of the variable: no size name
+                return str(const)
+            try:
+                return self.expr(reached, depth + 1)
+            except Unknown:
+                raise
+            except Underivable:
+                pass
         if id(decl) in self.names:
             return self.names[id(decl)]
         if id(decl) in self.inline:         # makes up the block: the value the block was folded with
             v = _fold_decl(self, decl)
             if v is not None:
                 return str(v)
-        where = f"line {self.model.source.position(decl.start)[0]}"
-        init = self.an.definition(decl) if decl.kind == "VAR_DECL" else self.caller_arg(decl)
-        reach = _reaching(self, decl, at) if decl.kind == "VAR_DECL" else None
+        where = self.where(decl)
+        init = self.definition(decl) if decl.kind == "VAR_DECL" else self.caller_arg(decl)
+        # what no reaching plain assignment gives: a clamp, a loop product, the command-line default, a loop
+        # counter's first value, a stream read (run time)
+        reach = back if back is not None else \
+            _at_launch(self, decl, use) if decl.kind == "VAR_DECL" and init is None else None
         if reach is not None:
             kind, init, note = reach
-            if kind == "device":
-                raise Unknown(note)
             if note and note not in self.notes:
                 self.notes.append(note)
             if kind == "text":
                 return init
         if init is not None:
-            const = fold_int(self.model, init, self.env)
+            const = fold_int(init.model, init, self.env)
             v = _bare(init).value
             if const is None and isinstance(v, float) and v.is_integer() and \
                     re.search(r"int|long|short|size_t", decl.type or ""):
@@ -334,31 +427,95 @@ class _Sym:
 
 
 def _array_element(sym: _Sym, n):
-    """The initialiser of `a[i]`: a local array with an initialiser list, a constant index, and no element
-    assigned anywhere in its function; None otherwise."""
+    """The value of `a[i]` at this use: of a local array with a constant index, the plain assignment to `a[i]`
+    that reaches the use on every path (qrg's `localWorkSize[0] = szWorkgroup;`, reassigned between two
+    launches), else its initialiser list's element; None otherwise (an element assigned conditionally, with an
+    index that does not fold, the array passed away)."""
     from porter.analysis.launch import fold_int
     if len(n.children) != 2:
         return None
     base, index = _bare(n.children[0]), n.children[1]
-    i = fold_int(sym.model, index, sym.env)
+    i = fold_int(n.model, index, sym.env)
     if i is None and _bare(index).kind == "DECL_REF_EXPR":
         i = sym.consts.get(id(_bare(index).ref))     # the counter of a loop being unrolled (_unrolled)
     if base.kind != "DECL_REF_EXPR" or base.ref is None or base.ref.kind != "VAR_DECL" or i is None:
         return None
-    init = next((c for c in base.ref.children if c.kind == "INIT_LIST_EXPR"), None)
-    if init is None or not 0 <= i < len(init.children):
+    return _reaching(base.ref, n, i)
+
+
+_LOOPS = ("FOR_STMT", "WHILE_STMT", "DO_STMT", "CXX_FOR_RANGE_STMT")
+_FUNCTIONS = ("FUNCTION_DECL", "FUNCTION_TEMPLATE", "CXX_METHOD")
+
+
+def _writes(scope, decl, index=None) -> list:
+    """(node, value) of each write to the local `decl` (its element `decl[index]` when index is an int) in the
+    function `scope`: value is the right-hand side of a plain `=`, None for a write whose value is not known
+    (`+=`, `++`, `&x` handed to a call, an element with an index that does not fold, the array itself used)."""
+    from porter.analysis.launch import fold_int
+    out = []
+    for w in scope.walk():
+        if w.kind == "DECL_REF_EXPR" and w.ref is decl and index is not None:
+            p = w.parent
+            while p is not None and p.kind in _WRAPPERS:
+                p = p.parent
+            if p is None or p.kind != "ARRAY_SUBSCRIPT_EXPR" or _bare(p.children[0]) is not _bare(w):
+                out.append((w, None))   # the array decays to a pointer: any element may be written through it
+            continue
+        if not ((w.kind == "BINARY_OPERATOR" and w.op == "=" or w.kind == "COMPOUND_ASSIGNMENT_OPERATOR" or
+                 w.kind == "UNARY_OPERATOR" and w.op in ("++", "--", "post++", "post--", "&")) and w.children):
+            continue
+        t = _bare(w.children[0])
+        if index is not None:
+            if t.kind != "ARRAY_SUBSCRIPT_EXPR" or len(t.children) != 2 or _bare(t.children[0]).kind != \
+                    "DECL_REF_EXPR" or _bare(t.children[0]).ref is not decl:
+                continue
+            j = fold_int(t.model, t.children[1])
+            if j is not None and j != index:
+                continue
+            plain = j is not None
+        else:
+            if t.kind != "DECL_REF_EXPR" or t.ref is not decl:
+                continue
+            plain = True
+        value = w.children[1] if plain and w.kind == "BINARY_OPERATOR" and len(w.children) == 2 else None
+        out.append((w, value))
+    return out
+
+
+def _inside(outer, node) -> bool:
+    return outer.start <= node.start and node.end <= outer.end
+
+
+def _reaching(decl, use, index=None):
+    """The expression the local `decl` (`decl[index]`) holds at `use`: the last plain assignment before it when
+    that assignment is a statement of a block the use is in (so every path to the use runs it) and no write in
+    a loop around the use can come between; the declaration's initialiser when no write comes before. None
+    for anything else (a write in a branch, a compound assignment, a global)."""
+    scope = decl.enclosing(*_FUNCTIONS)
+    if scope is None:
         return None
-    scope = base.ref.parent
-    while scope is not None and scope.kind not in ("FUNCTION_DECL", "FUNCTION_TEMPLATE", "CXX_METHOD"):
-        scope = scope.parent
-    for w in (scope.walk() if scope is not None else ()):
-        if (w.kind == "BINARY_OPERATOR" and w.op == "=" or w.kind == "COMPOUND_ASSIGNMENT_OPERATOR" or
-                w.kind == "UNARY_OPERATOR" and w.op in ("++", "--", "post++", "post--", "&")) and w.children:
-            t = _bare(w.children[0])
-            t = _bare(t.children[0]) if t.kind == "ARRAY_SUBSCRIPT_EXPR" and t.children else t
-            if t.kind == "DECL_REF_EXPR" and t.ref is base.ref:
-                return None
-    return init.children[i]
+    writes = [(w, v) for w, v in _writes(scope, decl, index) if not _inside(w, use)]
+    before = [x for x in writes if x[0].start < use.start]
+    last = max(before, key=lambda x: x[0].start) if before else None
+    loops = [a for a in use.ancestors() if a.kind in _LOOPS and _inside(scope, a)]
+    for w, _ in writes:                 # written later in a loop around the use: the next turn reads that
+        if w.start > use.start and any(_inside(lp, w) and (last is None or not _inside(lp, last[0]))
+                                       for lp in loops):
+            return None
+    if last is None:
+        if index is None:
+            exprs = [c for c in decl.children if not c.kind.endswith("_ATTR") and
+                     c.kind not in ("TYPE_REF", "NAMESPACE_REF")]
+            return exprs[-1] if exprs else None
+        init = next((c for c in decl.children if c.kind == "INIT_LIST_EXPR"), None)
+        return init.children[index] if init is not None and 0 <= index < len(init.children) else None
+    w, value = last
+    block = w.parent
+    while block is not None and block.kind in _WRAPPERS:
+        block = block.parent
+    if value is None or block is None or block.kind != "COMPOUND_STMT" or not _inside(block, use):
+        return None
+    return value
 
 
 def _loop_start(decl):
@@ -384,6 +541,56 @@ def _one_return(model, call):
     if len(stmts) != 1 or stmts[0].kind != "RETURN_STMT" or not stmts[0].children:
         return None
     return fns[0], stmts[0].children[-1]
+
+
+def _round_up_fn(call, hosts=None):
+    """(x, y) arguments of a call of a host function that rounds x up to a multiple of y, written
+    `r = x % y; if (r == 0) return x; else return x + y - r;` (the OpenCL SDK's shrRoundUp, with its parameters
+    in either order; its body in this file or, declared only, in the one other file of the program that defines
+    it: tridiagonal's shrUtils.cu); None otherwise. Compared by declaration, not by name."""
+    fns = [f for f in call.model.functions if f.name == call.spelling and f.body is not None and not f.is_kernel]
+    if not fns and hosts is not None and call.spelling:
+        fns = hosts.defining(call.spelling)
+    if len(fns) != 1 or len(fns[0].params) != len(call.args()) or len(call.args()) != 2:
+        return None
+    fn, stmts = fns[0], fns[0].body.children
+
+    def ref(node):
+        b = _bare(node)
+        return b.ref if b is not None and b.kind == "DECL_REF_EXPR" else None
+
+    def returned(stmt):
+        while stmt is not None and stmt.kind == "COMPOUND_STMT" and len(stmt.children) == 1:
+            stmt = stmt.children[0]
+        return _bare(stmt.children[-1]) if stmt is not None and stmt.kind == "RETURN_STMT" and stmt.children \
+            else None
+    if len(stmts) != 2 or stmts[0].kind != "DECL_STMT" or len(stmts[0].children) != 1 or stmts[1].kind != "IF_STMT" \
+            or len(stmts[1].children) != 3:
+        return None
+    r = stmts[0].children[0]
+    mod = _bare(r.children[-1]) if r.children else None
+    if mod is None or mod.kind != "BINARY_OPERATOR" or mod.op != "%" or len(mod.children) != 2:
+        return None
+    x, y = ref(mod.children[0]), ref(mod.children[1])
+    params = [p.node for p in fn.params]
+    if x is None or y is None or x is y or x not in params or y not in params:
+        return None
+    cond, yes, no = stmts[1].children
+    cond = _bare(cond)
+    if cond.kind != "BINARY_OPERATOR" or cond.op != "==" or len(cond.children) != 2 or \
+            {ref(cond.children[0]) is r, ref(cond.children[1]) is r} != {True, False} or \
+            0 not in (_bare(cond.children[0]).value, _bare(cond.children[1]).value):
+        return None
+    yes, no = returned(yes), returned(no)
+    if yes is None or ref(yes) is not x or no is None or no.kind != "BINARY_OPERATOR" or no.op != "-" or \
+            len(no.children) != 2 or ref(no.children[1]) is not r:
+        return None
+    add = _bare(no.children[0])
+    if add.kind != "BINARY_OPERATOR" or add.op != "+" or len(add.children) != 2 or \
+            {ref(add.children[0]), ref(add.children[1])} != {x, y}:
+        return None
+    args = call.args()
+    return args[params.index(x)], args[params.index(y)]
 
 
 def _ceil_pattern(node):
@@ -422,16 +629,16 @@ def _fold_first(sym: _Sym, node, depth: int = 0):
     from porter.analysis.launch import fold_int
     if node is None or depth > 8:
         return None
-    v = fold_int(sym.model, node, sym.env)
+    v = fold_int(node.model, node, sym.env)
     if v is not None:
         return v
     n = _bare(node)
     if n.kind != "DECL_REF_EXPR" or n.ref is None:
         return None
-    return _fold_decl(sym, n.ref, depth)
+    return _fold_decl(sym, n.ref, depth, use=n)
 
 
-def _fold_decl(sym: _Sym, d, depth: int = 0):
+def _fold_decl(sym: _Sym, d, depth: int = 0, use=None):
     """_fold_first of a reference to the variable or parameter `d`."""
     if d.kind == "PARM_DECL":
         return _fold_first(sym, sym.caller_arg(d), depth + 1)
@@ -448,7 +655,7 @@ def _fold_decl(sym: _Sym, d, depth: int = 0):
     first = _loop_start(d)
     if first is not None:
         return _fold_first(sym, first, depth + 1)
-    init = sym.an.definition(d)
+    init = sym.definition(d, use)
     return _fold_first(sym, init, depth + 1) if init is not None else None
 
 
@@ -473,9 +680,14 @@ def _sizeof(sym: _Sym, node):
     if isinstance(node.value, int) and not isinstance(node.value, bool):
         return node.value
     m = re.fullmatch(r"\s*sizeof\s*\(?\s*([\w\s]+?)\s*\)?\s*", node.text or "")
-    if m is None:
+    ref = [c for c in node.children if c.kind == "TYPE_REF"]
+    if m is None and not (node.text or "").strip() and len(ref) == 1:
+        name = ref[0].spelling     # f8cast's `CUDA_CHECK(cudaMalloc(&src, n * sizeof(Ts)))`: no text in a macro
+    elif m is None:
         return None
-    dtype = _dtype(_subst(m.group(1), {**sym.env, **sym.types}))
+    else:
+        name = m.group(1)
+    dtype = _dtype(_subst(name, {**sym.env, **sym.types}))
     return _BYTES.get(dtype) if dtype else None
 
 
@@ -489,7 +701,9 @@ def _bare(node):
 
 def _allocation(model, decl, element: bool = False):
     """The byte-count expression of `cudaMalloc(&p, bytes)` for the host pointer `decl`, or None; `element`:
-    of `cudaMalloc(&p[k], bytes)`, one buffer of a table of them (metropolis's mdlat[k])."""
+    of `cudaMalloc(&p[k], bytes)`, one buffer of a table of them (metropolis's mdlat[k]). Searched in the file
+    `decl` is declared in (main.cu's buffer behind a wrapper of conv.cu)."""
+    model = getattr(decl, "model", None) or model
     for call in model.of_kind("CALL_EXPR"):
         name = call.spelling
         if not name and call.children:     # `cudaMalloc(&d_x, ...)` with `T *d_x` in a template: dependent
@@ -511,6 +725,89 @@ def _allocation(model, decl, element: bool = False):
     return None
 
 
+def _helper_allocation(decl):
+    """(bytes, {id(parameter): argument}) of a buffer a host function allocates for the pointer `decl`: one that
+    returns it (allreduce's `float *buffer = alloc(n)` with `cudaMalloc(&memory, sizeof(float) * size); return
+    memory;`) or receives its address (`make(&d, n)` with `cudaMalloc(p, n * sizeof(float))`); None otherwise.
+    The byte count is in the helper's parameters, bound to the call's arguments."""
+    from porter.analysis.affine import analysis
+    if decl is None or decl.kind != "VAR_DECL":
+        return None
+    model = decl.model
+    calls = []
+    init = analysis(model).definition(decl)
+    if init is not None and _bare(init).kind == "CALL_EXPR":
+        calls.append((_bare(init), None))
+    for c in model.of_kind("CALL_EXPR"):
+        for i, a in enumerate(c.args()):
+            a = _bare(a)
+            if a.kind == "UNARY_OPERATOR" and a.op == "&" and a.children and \
+                    _bare(a.children[0]).kind == "DECL_REF_EXPR" and _bare(a.children[0]).ref is decl:
+                calls.append((c, i))
+    for call, i in calls:
+        fns = [f for f in model.functions if f.name == call.spelling and f.body is not None and not f.is_kernel
+               and len(f.params) == len(call.args())]
+        if len(fns) != 1:
+            continue
+        fn = fns[0]
+        for m in fn.body.walk():
+            if m.kind != "CALL_EXPR" or m.spelling not in _ALLOC or len(m.args()) < 2:
+                continue
+            t = _bare(m.args()[0])
+            if i is None and t.kind == "UNARY_OPERATOR" and t.op == "&" and t.children:
+                local = _bare(t.children[0])
+                if local.kind != "DECL_REF_EXPR" or local.ref is None or local.ref.kind != "VAR_DECL" or not any(
+                        r.kind == "RETURN_STMT" and r.children and _bare(r.children[-1]).kind == "DECL_REF_EXPR"
+                        and _bare(r.children[-1]).ref is local.ref for r in fn.body.walk()):
+                    continue            # not the pointer it returns
+            elif i is None or t.kind != "DECL_REF_EXPR" or t.ref is not fn.params[i].node:
+                continue                # not the address it was given
+            return m.args()[1], {id(p.node): a for p, a in zip(fn.params, call.args())}
+    return None
+
+
+def _offset_buffer(sym: _Sym, b):
+    """(base, offset, written) of a buffer passed from an element on: `p + k`, `k + p`, `&p[k]` (metropolis's
+    `dE + k`, concurrentKernels' `&d_a[i]`): `base` the host pointer variable `p` is (through host wrappers),
+    `written` the pointer as written there, whose elements the offset counts; None otherwise."""
+    if b is None:
+        return None
+    if b.kind == "BINARY_OPERATOR" and b.op == "+" and len(b.children) == 2:
+        x, y = b.children
+        if "*" in (_bare(y).type or "") and "*" not in (_bare(x).type or ""):
+            x, y = y, x
+        base, off = _bare(x), y
+    elif b.kind == "UNARY_OPERATOR" and b.op == "&" and b.children and \
+            _bare(b.children[0]).kind == "ARRAY_SUBSCRIPT_EXPR" and len(_bare(b.children[0]).children) == 2:
+        base, off = _bare(_bare(b.children[0]).children[0]), _bare(b.children[0]).children[1]
+    else:
+        return None
+    written, base = base, _through_wrappers(sym, base)
+    if base is None or base.kind != "DECL_REF_EXPR" or base.ref is None or \
+            base.ref.kind not in ("VAR_DECL", "PARM_DECL") or "*" not in (base.ref.type or "") or \
+            "*" not in (written.type or ""):
+        return None
+    return base, off, written
+
+
+def _past_offset(sym: _Sym, elements: str, base, off, written, pointee: str, unit: tuple | None) -> str:
+    """The elements of a buffer from `off` on: the allocation's `elements` less the offset, counted in the
+    kernel's scalars (a struct element is `unit[1]` of them). The host pointer must point to the kernel's type:
+    an offset counts the host's elements."""
+    def plain(t):
+        return re.sub(r"\b(const|volatile|struct|__restrict__|__restrict|restrict)\b|__cuport_shim::|\s", "", t)
+    host = plain(_subst(re.sub(r"\*[^*]*$", "", written.type or ""), {**sym.env, **sym.types}))
+    kern = plain(pointee or "")
+    if host != kern and (_dtype(host) is None or _dtype(host) != _dtype(kern)):
+        raise Underivable(f"`{written.spelling}` points to `{host}`, the kernel's parameter to `{kern}`: "
+                          "the offset counts other elements")
+    k = _tidy(sym.expr(off))
+    if k == "0":
+        return elements
+    k = k if re.fullmatch(r"\w+", k) else f"({k})"
+    return f"({elements}) - {k}" + (f" * {unit[1]}" if unit else "")
+
+
 _MEMSET = ("cudaMemset", "cudaMemsetAsync", "hipMemset", "hipMemsetAsync")
 
 
@@ -518,14 +815,15 @@ def _zeroed(model, decl, site) -> str | None:
     """The text of a `cudaMemset(p, 0, bytes)` of the host pointer `decl` written before the launch (or in
     another function: main zeroing a buffer a wrapper then launches on), else None."""
     from porter.analysis.launch import fold_int
+    model = getattr(decl, "model", None) or model
     for call in model.of_kind("CALL_EXPR"):
         if call.spelling not in _MEMSET or len(call.args()) < 3:
             continue
         a = _bare(call.args()[0])
         if a.kind != "DECL_REF_EXPR" or a.ref is not decl or fold_int(model, call.args()[1]) != 0:
             continue
-        if site is not None and model.function_of(call) is model.function_of(site.node) and \
-                call.start > site.node.start:
+        if site is not None and site.node.model is model and \
+                model.function_of(call) is model.function_of(site.node) and call.start > site.node.start:
             continue                    # reset after the launch (for the next repetition): not the input
         return " ".join(call.text.split())
     return None
@@ -536,14 +834,14 @@ def _elements(sym: _Sym, size_node, elem: int, unit: tuple | None = None) -> str
     (bytes, scalars) of a struct element counted in scalars (`n * sizeof(Float3)` -> n * 3)."""
     from porter.analysis.launch import fold_int
     n = _bare(size_node)
-    const = fold_int(sym.model, n, sym.env) if not _has_var_refs(n) else None
+    const = fold_int(n.model, n, sym.env) if not _has_var_refs(n) else None
     if const is None and n.kind == "CXX_UNARY_EXPR":
         const = _sizeof(sym, n)
     if isinstance(const, int):
         return str(max(1, const // elem))
     if n.kind == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind == "VAR_DECL" and \
             id(n.ref) not in sym.names:
-        d = sym.an.definition(n.ref)
+        d = sym.definition(n.ref, n)
         if d is not None and _has_var_refs(d):
             return _elements(sym, d, elem)         # `size_t bytes = n * sizeof(float)`
     if n.kind == "BINARY_OPERATOR" and n.op == "*" and len(n.children) == 2:
@@ -577,7 +875,7 @@ def _mark_inline(sym: _Sym, block) -> None:
             elif n.kind == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind == "VAR_DECL" and \
                     id(n.ref) not in sym.inline:
                 sym.inline.add(id(n.ref))
-                d = sym.an.definition(n.ref)
+                d = sym.definition(n.ref, n)
                 if d is not None:
                     todo.append(d)
                 else:
@@ -721,7 +1019,7 @@ _BRANCHES = ("IF_STMT", "FOR_STMT", "WHILE_STMT", "DO_STMT", "SWITCH_STMT", "CXX
 _MEMCPY = ("cudaMemcpy", "cudaMemcpyAsync", "hipMemcpy", "hipMemcpyAsync", "cudaMemcpyFromSymbol")
 
 
-def _writes(decl) -> list:
+def _host_writes(decl) -> list:
     """(kind, node) of every write to the local `decl` after its declaration, in source order: `=` (a plain
     assignment), `op` (compound assignment, ++, --), `device` (`cudaMemcpy(&v, ...)`: read back from the
     device), `address` (`&v` given to a call), `read` (`in >> v`)."""
@@ -751,6 +1049,43 @@ def _writes(decl) -> list:
                 _bare(a).kind == "DECL_REF_EXPR" and _bare(a).ref is decl for a in m.args()[1:]):
             out.append(("read", m))
     return out
+
+
+def _read_back(sym: _Sym, decl, writes=None):
+    """What no assignment stands for, whatever reaches the use: ("device", None, message) for a local read back
+    from the device (`cudaMemcpy(&v, ...)`: a value a kernel computes), ("runtime", None, None) for one read from
+    a stream (`in >> v`: inversek2j's `data_size = 0` is not its size); None otherwise. Checked before
+    _reaching, which does not see either write."""
+    writes = _host_writes(decl) if writes is None else writes
+    dev = next((w for k, w in writes if k == "device"), None)
+    if dev is not None:
+        call = dev.parent
+        while call is not None and call.kind != "CALL_EXPR":
+            call = call.parent
+        return ("device", None, f"`{decl.spelling}` is read back from the device (`{call.spelling}` at "
+                                f"{sym.where(dev)}): a value an earlier kernel computes, not a size the source "
+                                "gives")
+    if any(k == "read" for k, _ in writes):
+        return ("runtime", None, None)
+    return None
+
+
+def _first_launch_note(sym: _Sym, decl, use, value) -> None:
+    """The note for a local that _reaching gives its initialiser although it is written after the launch (the
+    first launch's value taken)."""
+    if value is None or decl.kind != "VAR_DECL" or value is not _initialiser(decl):
+        return
+    writes = _host_writes(decl)
+    point = _launch_point(sym, decl)
+    if use is not None and point is not None and decl.enclosing(*_FUNCTIONS) is use.enclosing(*_FUNCTIONS) and \
+            use.start < point.start:
+        point = use
+    after = [w for _, w in writes if point is not None and w.start >= point.start]
+    if writes and len(after) == len(writes):
+        note = f"`{decl.spelling}` is changed after the launch ({sym.where(after[0])}): its value at the first " \
+               "launch taken"
+        if note not in sym.notes:
+            sym.notes.append(note)
 
 
 def _extraction(m) -> bool:
@@ -816,7 +1151,7 @@ def _clamp(w, decl):
     return None
 
 
-def _reaching(sym: _Sym, decl, at=None):
+def _at_launch(sym: _Sym, decl, at=None):
     """What the local `decl`, written after its declaration, holds when the launch runs: None when nothing
     writes it (its initialiser does), else (kind, payload, note):
     ("node", expression node, note): the initialiser when every write comes after the launch (ga's
@@ -828,19 +1163,13 @@ def _reaching(sym: _Sym, decl, at=None):
     loop of constant trip count (tensorAccessor's `numel *= sizes[i]` over i < 2);
     ("runtime", None, None): decided at run time (read from a stream or through a pointer);
     ("device", None, message): read back from the device (`cudaMemcpy(&v, ...)`): a value a kernel computes."""
-    writes = _writes(decl)
+    writes = _host_writes(decl)
     if not writes:
         return None
-    where = lambda n: sym.model.source.position(n.start)[0]   # noqa: E731
-    dev = next((w for k, w in writes if k == "device"), None)
-    if dev is not None:
-        call = dev.parent
-        while call is not None and call.kind != "CALL_EXPR":
-            call = call.parent
-        return ("device", None, f"`{decl.spelling}` is read back from the device (`{call.spelling}` at line "
-                                f"{where(dev)}): a value an earlier kernel computes, not a size the source gives")
-    if any(k == "read" for k, _ in writes):
-        return ("runtime", None, None)
+    where = lambda n: sym.where(n)   # noqa: E731
+    back = _read_back(sym, decl, writes)
+    if back is not None:
+        return back
     point = _launch_point(sym, decl)
     fn_kinds = ("FUNCTION_DECL", "FUNCTION_TEMPLATE", "CXX_METHOD")
     if at is not None and decl.enclosing(*fn_kinds) is at.enclosing(*fn_kinds) and \
@@ -850,7 +1179,9 @@ def _reaching(sym: _Sym, decl, at=None):
     init = _initialiser(decl)
     before = [(k, w) for k, w in writes if point is None or w.start < point.start]
     if not before and init is not None:
-        return ("node", init, f"`{decl.spelling}` is changed after the launch (line {where(writes[0][1])}): "
+        if point is not None and _advanced_by_loop(decl, point, writes) is False:
+            return ("runtime", None, None)  # another loop's turn writes it again (_reaching: not known there)
+        return ("node", init, f"`{decl.spelling}` is changed after the launch ({where(writes[0][1])}): "
                               "its value at the first launch taken")
     value, text, note = init, None, None
     loops: dict = {}
@@ -875,7 +1206,7 @@ def _reaching(sym: _Sym, decl, at=None):
                 return ("runtime", None, None)
             continue
         if value is not None and text is None and _INPUT_CALLS.search(w.children[1].text or ""):
-            note = f"`{decl.spelling}` may be set from the command line (line {where(w)}): its default " \
+            note = f"`{decl.spelling}` may be set from the command line ({where(w)}): its default " \
                    f"`{' '.join(value.text.split())}` taken"
             continue
         return ("runtime", None, None)
@@ -889,6 +1220,25 @@ def _reaching(sym: _Sym, decl, at=None):
     if value is None:
         return ("runtime", None, None)
     return ("node", value, note)
+
+
+def _advanced_by_loop(decl, point, writes):
+    """For a local written only after `point`: None when no loop around the point writes it again, True when
+    each such loop tests it in its condition (ga's `while (current_position < max)`, advanced after the launch:
+    the loop's counter, its first value a value the program launches with, as _loop_start takes), False when a
+    loop around the point writes it again without testing it (the next turn reads another value)."""
+    fn = decl.enclosing(*_FUNCTIONS)
+    loops = [a for a in point.ancestors() if a.kind in _LOOPS and fn is not None and _inside(fn, a) and
+             any(_inside(a, w) for _, w in writes)]
+    if not loops:
+        return None
+    for lp in loops:
+        cond = lp.children[1] if lp.kind == "FOR_STMT" and len(lp.children) == 4 else \
+            lp.children[0] if lp.kind == "WHILE_STMT" and lp.children else \
+            lp.children[-1] if lp.kind == "DO_STMT" and lp.children else None
+        if cond is None or not _refers_to(cond, decl):
+            return False
+    return True
 
 
 def _initialiser(decl):
@@ -948,7 +1298,7 @@ def _unrolled(sym: _Sym, decl, loop, writes, value, text) -> str | None:
 
 # an `if` is not looked at: ss picks StringSearchNaive for one pattern length and another kernel for the others,
 # and the kernel is still one to verify at any length
-_LOOPS = ("WHILE_STMT", "FOR_STMT")
+_COND_LOOPS = ("WHILE_STMT", "FOR_STMT")
 
 
 def _unreached(sym: _Sym, grid: str, block: str, sizes: dict) -> list[tuple[str, str]]:
@@ -966,7 +1316,7 @@ def _unreached(sym: _Sym, grid: str, block: str, sizes: dict) -> list[tuple[str,
         for a in sym.site.node.ancestors():
             if a.kind == "LAMBDA_EXPR":
                 break
-            if a.kind not in _LOOPS or not a.children:
+            if a.kind not in _COND_LOOPS or not a.children:
                 continue
             cond = a.children[0] if a.kind != "FOR_STMT" else (a.children[1] if len(a.children) == 4 else None)
             c = cond.strip if cond is not None else None
@@ -1001,18 +1351,19 @@ def _lost_write(sym: _Sym, decl) -> str | None:
     `nelr = block_length * (...)` after `file >> nel` with `std::ifstream` unknown to the headers at hand: the
     statement is dropped, and 1000 of its own broke the rounding to the block the program does): the note
     that says so, or None."""
-    if decl.kind != "VAR_DECL" or not getattr(sym.model, "errors", None):
+    model = getattr(decl, "model", sym.model)   # the file the declaration is in (its parse errors)
+    if decl.kind != "VAR_DECL" or not getattr(model, "errors", None):
         return None
     fn = decl.enclosing("FUNCTION_DECL", "FUNCTION_TEMPLATE", "CXX_METHOD")
     if fn is None:
         return None
-    text = sym.model.source.slice(decl.start, fn.end)
+    text = model.source.slice(decl.start, fn.end)
     m = re.search(rf"(?<![\w.>])\b{re.escape(decl.spelling)}\s*(=(?!=)|[-+*/%|&^]=|\+\+|--)", text)
     if m is None:                       # hogbom's `const int startx = std::max(0, rx - px);` without std::max
         return None
-    line = sym.model.source.position(decl.start + m.start())[0]
-    first, last = sym.model.source.position(fn.start)[0], sym.model.source.position(fn.end)[0]
-    errors = [e for e in sym.model.errors if first <= getattr(e, "line", 0) <= last]
+    line = model.source.position(decl.start + m.start())[0]
+    first, last = model.source.position(fn.start)[0], model.source.position(fn.end)[0]
+    errors = [e for e in model.errors if first <= getattr(e, "line", 0) <= last]
     why = next((e.message for e in errors if e.line == line), errors[0].message if errors else None)
     return f"`{decl.spelling}` is assigned at line {line} in a statement the parser could not read" + \
         (f" ({why})" if why else "") + ": its value is not known"
@@ -1028,8 +1379,8 @@ def _computed(sym: _Sym, decl, init, depth: int = 0) -> str | None:
     own = {f.name for f in sym.model.functions if f.body is not None and not f.is_kernel}
     for call in init.walk():
         ref = call.ref if call.kind == "DECL_REF_EXPR" else None
-        if ref is not None and ref.kind == "VAR_DECL" and ref is not decl and sym.an.definition(ref) is not None:
-            why = _computed(sym, ref, sym.an.definition(ref), depth + 1)   # `startx = std::max(0, rx - px)`
+        if ref is not None and ref.kind == "VAR_DECL" and ref is not decl and sym.definition(ref) is not None:
+            why = _computed(sym, ref, sym.definition(ref), depth + 1)   # `startx = std::max(0, rx - px)`
             if why:
                 return why
         if call.kind != "CALL_EXPR" or call.spelling not in own:

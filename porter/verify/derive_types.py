@@ -68,3 +68,79 @@ def _canon(p, sym=None) -> str:
     if sym is not None and sym.types and "type-parameter" in t:
         return _subst(p.type, sym.types)
     return t
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# structs of mixed scalar types: spec structs (notation.parse_record) with clang's layout
+
+_FIELD_LEAVES = {**_LEAVES, "BOOL": "bool", "HALF": "f16", "FLOAT16": "f16"}
+
+
+def _clang_type(node, pointee: bool):
+    """The canonical clang type of a parameter's or an argument's node (the pointee's when `pointee`)."""
+    t = node._cursor.type.get_canonical()
+    if pointee:
+        t = t.get_pointee() if t.kind.name == "POINTER" else t.element_type
+    return t.get_canonical()
+
+
+def record_name(t) -> str:
+    """A spec name for a record type: `TensorDims<long>` -> TensorDims_long, `__cuport_shim::float3` -> float3."""
+    s = re.sub(r"\b(const|volatile|struct|class)\b", " ", t.spelling.replace("__cuport_shim::", ""))
+    return re.sub(r"\W+", "_", s.strip()).strip("_")
+
+
+def record_spec(t, out: dict, depth: int = 0):
+    """The spec name of record type `t`, its definition (and those of the records inside it, first) added to
+    `out` {name: fields text}; or a str saying why it is not generated (a union, a pointer member, a bit-field)."""
+    t = t.get_canonical()
+    decl = t.get_declaration()
+    if t.kind.name != "RECORD":
+        return f"`{t.spelling}` is not a struct"
+    if decl.kind.name == "UNION_DECL":
+        return f"`{t.spelling}` is a union"
+    name = record_name(t)
+    if name in out:
+        return name
+    if t.get_size() < 0:                # a template specialization never instantiated where it is read
+        return f"`{t.spelling}`: its layout is not known here"
+    if depth > 6:
+        return f"`{t.spelling}` nests structs too deep"
+    fields, natural = [], []
+    for f in t.get_fields():
+        if f.is_bitfield():
+            return f"`{t.spelling}` has a bit-field `{f.spelling}`"
+        if not f.spelling:
+            return f"`{t.spelling}` has an anonymous member"
+        ft, dims = f.type.get_canonical(), []
+        while ft.kind.name == "CONSTANTARRAY":
+            dims.append(ft.element_count)
+            ft = ft.element_type.get_canonical()
+        if ft.kind.name == "ENUM":
+            ft = ft.get_declaration().enum_type.get_canonical()
+        if ft.kind.name in _FIELD_LEAVES:
+            tname = _FIELD_LEAVES[ft.kind.name]
+        elif ft.kind.name == "RECORD":
+            tname = record_spec(ft, out, depth + 1)
+            if tname not in out:
+                return tname
+        elif ft.kind.name in ("POINTER", "MEMBERPOINTER"):
+            return f"`{t.spelling}` has a pointer member `{f.spelling}`"
+        else:
+            return f"`{t.spelling}` has a member `{f.spelling}` of type `{f.type.spelling}`"
+        text = f"{f.spelling}: {tname}" + (f"[{', '.join(map(str, dims))}]" if dims else "")
+        natural.append(text)
+        fields.append(f"{text} @ {t.get_offset(f.spelling) // 8}")
+    if not fields:
+        return f"`{t.spelling}` has no fields"
+    from porter.verify.notation import SpecError, parse_records
+    size = t.get_size()
+    try:
+        plain = parse_records({**out, name: ", ".join(natural)})[name].dtype
+        exact = f"{', '.join(fields)}; size = {size}"
+        laid = parse_records({**out, name: exact})[name].dtype
+    except SpecError as e:
+        return f"`{t.spelling}`: {e}"
+    # C's natural layout written plainly; a packed or aligned one with its offsets and size
+    out[name] = ", ".join(natural) if plain == laid else exact
+    return name

@@ -51,9 +51,8 @@ class _Hosts:
         self.models: dict = {}
         self.lines: dict = {}
 
-    def launching(self, name: str):
-        """The model of the one sibling file with a launch of kernel `name`, or None (none, or several)."""
-        from porter.analysis.launch import site_kernel
+    def _launcher(self, name: str) -> Path | None:
+        """The one sibling file whose text launches kernel `name`, or None (none, or several)."""
         pat = re.compile(r"(?<![\w.])" + re.escape(name) + r"\s*(?:<[^;{}]*?>)?\s*<<<")
         files = []
         for f in sorted(self.path.parent.iterdir()):
@@ -64,28 +63,141 @@ class _Hosts:
                     files.append(f)
             except OSError:
                 continue
-        if len(files) != 1:
+        return files[0] if len(files) == 1 else None
+
+    def launching(self, name: str):
+        """The model of the one sibling file with a launch of kernel `name`, or None (none, or several)."""
+        from porter.analysis.launch import site_kernel
+        f = self._launcher(name)
+        if f is None:
             return None
-        model = self._model(files[0])
+        model = self._model(f)
         if model is None or not any(site_kernel(s) == name and s.block is not None for s in model.launches):
             return None
         return model
+
+    def calls(self, name: str, nargs: int, model) -> list:
+        """The calls of host function `name` with `nargs` arguments in the one other file of the program that
+        calls it (convolutionSeparable: conv.cu's wrapper `convolutionRows(...)` is called in main.cu, where its
+        buffers are allocated); [] when none or several files do."""
+        pat = re.compile(r"(?<![\w.>:])" + re.escape(name) + r"\s*(?:<[^;{}]*?>)?\s*\(")
+        found = []
+        for f in self._siblings():
+            if str(f) == str(Path(model.path).resolve()):
+                continue
+            try:
+                if not pat.search(f.read_text(errors="replace")):
+                    continue
+            except OSError:
+                continue
+            m = self._model(f)
+            if m is None:
+                continue
+            calls = [c for c in m.of_kind("CALL_EXPR") if c.spelling == name and len(c.args()) == nargs and
+                     (m.function_of(c) is None or m.function_of(c).name != name)]
+            if calls:
+                found.append(calls)
+        return found[0] if len(found) == 1 else []
+
+    def defining(self, name: str) -> list:
+        """The host functions `name` with a body in the one other file of the program that defines it ([] when
+        none or several do): a helper declared in a header and defined beside (tridiagonal's shrUtils.cu)."""
+        pat = re.compile(r"(?<![\w.])" + re.escape(name) + r"\s*\([^;{}]*\)\s*\{")
+        found = []
+        for f in self._siblings():
+            try:
+                if not pat.search(f.read_text(errors="replace")):
+                    continue
+            except OSError:
+                continue
+            m = self._model(f)
+            fns = [fn for fn in (m.functions if m is not None else ()) if fn.name == name and fn.body is not None
+                   and not fn.is_kernel]
+            if fns:
+                found.append(fns)
+        return found[0] if len(found) == 1 else []
+
+    def including(self, path: str):
+        """The model of the one other file of the program that `#include`s `path`, or None."""
+        pat = re.compile(r'^\s*#\s*include\s*"(?:[^"]*/)?' + re.escape(Path(path).name) + '"', re.M)
+        files = []
+        for f in self._siblings():
+            try:
+                if pat.search(f.read_text(errors="replace")):
+                    files.append(f)
+            except OSError:
+                continue
+        return self._model(files[0]) if len(files) == 1 else None
+
+    def _siblings(self) -> list:
+        return [f for f in sorted(self.path.parent.iterdir())
+                if f != self.path and f.suffix in _HOST_SUFFIXES and f.is_file()]
 
     def unit(self, host, path: str, name: str):
         """(model, kernel, LineMap) of `name` in the host file with the project files it includes inlined (the
         translators' view: units.py), when the host includes `path`; None otherwise."""
         pat = r'^\s*#\s*include\s*"(?:[^"]*/)?' + re.escape(Path(path).name) + '"'
+        top = host.path
         if re.search(pat, host.source.text, re.M) is None:
-            return None
-        key = ("unit", host.path)
+            top = self._includer(Path(path).name, Path(host.path).name)
+            if top is None:
+                return None
+        key = ("unit", top)
         if key not in self.models:
             try:
-                self.models[key], self.lines[key] = _unit_model(host.path)
+                self.models[key], self.lines[key] = _unit_model(top)
             except Exception:            # the unit does not parse: the kernel is read from its own file
                 self.models[key] = None
         m = self.models[key]
         fn = next((f for f in m.kernels if f.name == name and f.body is not None), None) if m else None
         return (m, fn, self.lines.get(key)) if fn is not None else None
+
+    def through_includer(self, path: str, name: str):
+        """(model, kernel, LineMap) of `name` read through the file that includes both its file and the one
+        launching it, when that launching file does not parse alone (myocyte's master.cu launches `kernel`, which
+        only work.cu, included by main.cu, declares before it); None otherwise."""
+        from porter.analysis.launch import site_kernel
+        f = self._launcher(name)
+        top = self._includer(Path(path).name, f.name) if f is not None else None
+        if top is None:
+            return None
+        key = ("unit", top)
+        if key not in self.models:
+            try:
+                self.models[key], self.lines[key] = _unit_model(top)
+            except Exception:            # the unit does not parse either
+                self.models[key] = None
+        m = self.models[key]
+        fn = next((k for k in m.kernels if k.name == name and k.body is not None), None) if m else None
+        if fn is None or not any(site_kernel(s) == name and s.block is not None for s in m.launches):
+            return None
+        return m, fn, self.lines.get(key), top
+
+    def _includer(self, *names: str) -> str | None:
+        """The one sibling file that includes every one of `names`, directly or through other siblings, and that
+        no sibling includes (myocyte: main.cu includes work.cu, which includes kernel.cu and master.cu, the
+        launching file; only main.cu has the typedefs both need); None when there is not exactly one."""
+        inc = re.compile(r'^\s*#\s*include\s*"(?:[^"]*/)?([^"/]+)"', re.M)
+        direct: dict[str, set] = {}
+        for f in self.path.parent.iterdir():
+            if f.suffix in _HOST_SUFFIXES and f.is_file():
+                try:
+                    direct[f.name] = set(inc.findall(f.read_text(errors="replace")))
+                except OSError:
+                    continue
+
+        def closure(name: str) -> set:
+            seen, todo = set(), [name]
+            while todo:
+                for d in direct.get(todo.pop(), ()):
+                    if d not in seen:
+                        seen.add(d)
+                        todo.append(d)
+            return seen
+        reach = {f: closure(f) for f in direct}
+        having = [f for f, r in reach.items() if all(n in r for n in names)]
+        roots = [f for f in having if not any(f in reach[g] for g in having if g != f)]
+        return str(self.path.parent / roots[0]) if len(roots) == 1 else None
 
     def _model(self, f: Path):
         if f not in self.models:

@@ -15,7 +15,6 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from porter.verify.compare import compare
 
 REFERENCE_TARGET = "cuda"
 
@@ -53,15 +52,14 @@ def _compare(case, sizes, ra, oa: dict, rb, ob: dict) -> Pair:
     """Every output of run a against run b (b judged against a's values)."""
     worst = None
     for p in case.sig.outputs:
-        tol = case.tolerance(p, sizes)
         if p.name not in oa or p.name not in ob:
             return Pair(case.id, sizes, label(ra), label(rb), False, f"{p.name}: missing from one run")
-        c = compare(p.name, ob[p.name], oa[p.name], tol.rtol, tol.atol)
+        c = case.compare_output(p, ob[p.name], oa[p.name], sizes)
         if not c.ok:
             if c.problem:
                 return Pair(case.id, sizes, label(ra), label(rb), False, c.message)
             idx = c.first_bad[0] if len(c.first_bad or ()) == 1 else list(c.first_bad or ())
-            msg = (f"{p.name}: {c.n_bad} of {c.size} elements differ; first at [{idx}]: "
+            msg = (f"{c.name}: {c.n_bad} of {c.size} elements differ; first at [{idx}]: "
                    f"{label(ra)} {_fmt(c.want_value)}, {label(rb)} {_fmt(c.got_value)}")
             return Pair(case.id, sizes, label(ra), label(rb), False, msg, list(c.first_bad or ()),
                         [c.want_value, c.got_value])

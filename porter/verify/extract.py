@@ -94,7 +94,13 @@ def _keep(header: str, has_body: bool) -> bool:
     return True
 
 
-def _scan(text: str, m: str, start: int, end: int, drop=frozenset()) -> str:
+# CUDA toolkit headers NVRTC compiles given the toolkit's include directories (cuda.toolkit_options()): kept by
+# device_code(keep_includes=True); every other #include is host code or the project's (inlined before)
+TOOLKIT_INCLUDE = re.compile(r'\s*#\s*include\s*[<"](cuda_fp16\.h|cuda_bf16\.h|cuda_fp8\.h|mma\.h|'
+                             r'cuda_pipeline\.h|cooperative_groups(\.h|/[\w/.]+)|cub/[\w/.]+|cuda/[\w/.]+)[>"]')
+
+
+def _scan(text: str, m: str, start: int, end: int, drop=frozenset(), keep_includes: bool = False) -> str:
     """`drop`: 1-based lines whose top-level declaration goes too unless it is a device one (NVRTC's errors in
     host declarations kept as constants or types: device_code's `drop`)."""
     out: list[str] = []
@@ -113,7 +119,8 @@ def _scan(text: str, m: str, start: int, end: int, drop=frozenset()) -> str:
         if m[i] == "#":
             j = _directive_end(m, i)
             line = text[i:j]
-            out.append(_blank_lines(line) if re.match(r"#\s*include\b", m[i:j]) else line)
+            out.append(line if keep_includes and TOOLKIT_INCLUDE.match(line) else
+                       _blank_lines(line) if re.match(r"#\s*include\b", m[i:j]) else line)
             i = j
             continue
         if m[i] == "}":          # stray closer (unbalanced input): pass it on
@@ -137,7 +144,7 @@ def _scan(text: str, m: str, start: int, end: int, drop=frozenset()) -> str:
         close = _match_brace(m, j)
         if LINKAGE.match(header):
             out.append(text[i:j + 1])
-            out.append(_scan(text, m, j + 1, close - 1, drop))
+            out.append(_scan(text, m, j + 1, close - 1, drop, keep_includes))
             out.append(text[close - 1:close])
             i = close
             continue
@@ -156,7 +163,8 @@ def _scan(text: str, m: str, start: int, end: int, drop=frozenset()) -> str:
     return "".join(out)
 
 
-def device_code(text: str, drop=frozenset()) -> str:
+def device_code(text: str, drop=frozenset(), keep_includes: bool = False) -> str:
     """The device part of a CUDA or HIP source file, line numbers preserved; the top-level declarations covering
-    a line in `drop` left out too, unless they are device code."""
-    return _scan(text, mask(text), 0, len(text), frozenset(drop))
+    a line in `drop` left out too, unless they are device code. `keep_includes`: the CUDA toolkit's device
+    headers stay (cuda_fp16.h, cooperative_groups, CUB) for a compiler that has the toolkit's include path."""
+    return _scan(text, mask(text), 0, len(text), frozenset(drop), keep_includes)

@@ -43,9 +43,11 @@ def selected(kernel: str, wanted: set) -> bool:
     return kernel in wanted or kernel.split("<")[0] in wanted
 
 
-def derived_cases(path: str, portability_fixes: bool, wanted: set | None = None) -> tuple[list, bool]:
+def derived_cases(path: str, portability_fixes: bool, wanted: set | None = None,
+                  finite: bool = False) -> tuple[list, bool]:
     """([(path, cases)], refused): a differential Case per derivable kernel; the others are reported. With
-    `wanted` (--kernels), only those kernels (or a template kernel's instances, by its bare name)."""
+    `wanted` (--kernels), only those kernels (or a template kernel's instances, by its bare name); `finite`
+    (--finite-inputs): uniform(-1, 1) where special values were derived."""
     from porter.verify.derive import case_from_dict
     cases, refused = [], False
     for d in _derive(path):
@@ -57,6 +59,10 @@ def derived_cases(path: str, portability_fixes: bool, wanted: set | None = None)
             _say(f"{where}: cannot derive a verify case: " + "; ".join(p.message for p in d.problems)
                  + f". Write a spec to edit with `cuport verify --init {path}`")
             continue
+        if finite:
+            for p in d.params:
+                if p.init and p.init[0] == "special":
+                    p.init = ("uniform", (-1.0, 1.0))
         for note in d.notes:
             _say(f"note: {where}: {note}")
         try:

@@ -3,13 +3,16 @@
     signature  "x: f32[n] in, y: f32[n] inout, a: f32 = 2.5, n: i32"
     launch     "ceil(n / 256)"  or  "(ceil(n / 16), ceil(m / 16))"
     expression "max(1e-5, 3e-7 * K)"
+    record     "x: f32, y: f32, z: f32, type: i32"  (a struct: a NumPy structured dtype; fields laid out as C
+               does, or at explicit offsets `v: f32 @ 1` with `; size = 5` for packed / aligned structs)
 
 Parsed straight into small frozen dataclasses; errors carry the column and a caret line.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
@@ -160,18 +163,23 @@ def eval_int(expr: Expr, env: dict[str, Any], what: str) -> int:
 @dataclass(frozen=True)
 class Param:
     name: str
-    dtype: str                        # one of DTYPES
+    dtype: str                        # one of DTYPES, or the name of a struct (record)
     shape: tuple[Expr, ...] | None    # None for a scalar
     direction: str | None             # arrays only: in / out / inout
     default: Expr | None              # scalars only
+    record: np.dtype | None = field(default=None, compare=False)   # a struct: its structured dtype
 
     @property
     def is_array(self) -> bool:
         return self.shape is not None
 
     @property
+    def is_record(self) -> bool:
+        return self.record is not None
+
+    @property
     def np_dtype(self) -> np.dtype:
-        return np.dtype(DTYPES[self.dtype])
+        return self.record if self.record is not None else np.dtype(DTYPES[self.dtype])
 
 
 @dataclass(frozen=True)
@@ -196,7 +204,7 @@ class Signature:
 def _parser():
     from lark import Lark  # lazy: only specs need lark
     grammar = (Path(__file__).with_name("spec.lark")).read_text()
-    return Lark(grammar, parser="lalr", start=["signature", "launch", "expr"], propagate_positions=True)
+    return Lark(grammar, parser="lalr", start=["signature", "launch", "expr", "record"], propagate_positions=True)
 
 
 def _to_ast(tree, text: str = "") -> Any:
@@ -248,7 +256,7 @@ def _parse(text: str, start: str, what: str):
 def _pretty(terminal: str) -> str:
     names = {"COMMA": "','", "COLON": "':'", "EQUAL": "'='", "LSQB": "'['", "RSQB": "']'", "LPAR": "'('",
              "RPAR": "')'", "NAME": "a name", "NUMBER": "a number",
-             "DTYPE": "a dtype (f32 f64 f16 i32 u32 i64 u64 i16 u16 i8 u8 bool)",
+             "AT": "'@'", "SEMICOLON": "';'",
              "DIRECTION": "in/out/inout", "PLUS": "'+'", "MINUS": "'-'", "STAR": "'*'", "SLASH": "'/'"}
     return names.get(terminal, terminal)
 
@@ -267,11 +275,20 @@ def parse_launch(text: str | int) -> tuple[Expr, ...]:
     return dims
 
 
-def parse_signature(text: str) -> Signature:
+_DTYPE_LIST = "f32 f64 f16 i32 u32 i64 u64 i16 u16 i8 u8 bool"
+
+
+def parse_signature(text: str, structs: dict[str, "Record"] | None = None) -> Signature:
+    """`structs`: the struct types the signature may name (parse_records)."""
     tree = _parse(text, "signature", "signature")
+    structs = structs or {}
     params: list[Param] = []
     for node in tree.children:
         name_tok, dtype_tok, *rest = node.children
+        if str(dtype_tok) not in DTYPES and str(dtype_tok) not in structs:
+            raise SpecError(f"signature: unknown type '{dtype_tok}' (expected a dtype ({_DTYPE_LIST}) or a struct "
+                            f"of the case's structs={{...}}: {', '.join(sorted(structs)) or 'none'})",
+                            text, dtype_tok.column)
         shape = direction = default = None
         for part in rest:
             if getattr(part, "type", None) == "DIRECTION":
@@ -289,5 +306,106 @@ def parse_signature(text: str) -> Signature:
             raise SpecError(f"signature: array '{name}' cannot have a default value", text, name_tok.column)
         if shape is not None and direction is None:
             direction = "inout"      # unknown intent: check it like an output
-        params.append(Param(name, str(dtype_tok), shape, direction, default))
+        record = structs[str(dtype_tok)].dtype if str(dtype_tok) in structs else None
+        if record is not None and default is not None:
+            raise SpecError(f"signature: struct '{name}' cannot have a default value (its fields are random; "
+                            "init={...} sets them)", text, name_tok.column)
+        params.append(Param(name, str(dtype_tok), shape, direction, default, record))
     return Signature(tuple(params))
+
+
+# ---------------------------------------------------------------------------------------------
+# Structs: NumPy structured dtypes with C's layout
+
+@dataclass(frozen=True)
+class Record:
+    name: str
+    dtype: np.dtype                   # names, formats, offsets, itemsize
+    align: int                        # C's alignment (of a member of this type in another struct)
+
+
+def _scalar_align(dt: np.dtype) -> int:
+    return dt.itemsize
+
+
+def parse_record(name: str, text: str, known: dict[str, Record] | None = None) -> Record:
+    """A struct's fields, "x: f32, y: f32, z: f32, type: i32": each at the next offset aligned to its type (C's
+    rule) unless `@ offset` gives it; the size rounds up to the largest alignment unless `; size = N` gives it."""
+    known = known or {}
+    tree = _parse(text, "record", f"struct {name}")
+    names, formats, offsets, off, align, size, spans = [], [], [], 0, 1, None, []
+    for node in tree.children:
+        if getattr(node, "type", None) == "NUMBER":
+            size = _int_token(node, text, f"struct {name}: size")
+            continue
+        fname_tok, type_tok, *rest = node.children
+        fname, tname = str(fname_tok), str(type_tok)
+        if tname in DTYPES:
+            base, falign = np.dtype(DTYPES[tname]), np.dtype(DTYPES[tname]).itemsize
+        elif tname in known:
+            base, falign = known[tname].dtype, known[tname].align
+        else:
+            raise SpecError(f"struct {name}: unknown type '{tname}' (a dtype ({_DTYPE_LIST}) or a struct defined "
+                            f"before it: {', '.join(sorted(known)) or 'none'})", text, type_tok.column)
+        dims, at = (), None
+        for part in rest:
+            if part.data == "dims":
+                dims = tuple(_int_token(k, text, f"struct {name}: '{fname}' dimension") for k in part.children)
+            else:
+                at = _int_token(part.children[0], text, f"struct {name}: '{fname}' offset")
+        if fname in names:
+            raise SpecError(f"struct {name}: field '{fname}' appears twice", text, fname_tok.column)
+        off = at if at is not None else (off + falign - 1) // falign * falign
+        nbytes = base.itemsize * math.prod(dims)
+        for other, o, nb in spans:
+            if off < o + nb and o < off + nbytes:
+                raise SpecError(f"struct {name}: field '{fname}' (bytes {off}..{off + nbytes - 1}) overlaps "
+                                f"'{other}' (bytes {o}..{o + nb - 1})", text, fname_tok.column)
+        spans.append((fname, off, nbytes))
+        names.append(fname)
+        formats.append((base, dims) if dims else base)
+        offsets.append(off)
+        off += nbytes
+        align = max(align, falign)
+    off = max(o + nb for _f, o, nb in spans)
+    natural = (off + align - 1) // align * align
+    if size is not None and size < off:
+        raise SpecError(f"struct {name}: size {size} is less than its fields' end ({off} bytes)")
+    dt = np.dtype({"names": names, "formats": formats, "offsets": offsets,
+                   "itemsize": size if size is not None else natural})
+    return Record(name, dt, align)
+
+
+def _int_token(tok, text: str, what: str) -> int:
+    s = str(tok)
+    if not re.fullmatch(r"0[xX][0-9a-fA-F]+|\d+", s):
+        raise SpecError(f"{what}: '{s}' is not a non-negative integer", text, tok.column)
+    return int(s, 16) if s.lower().startswith("0x") else int(s)
+
+
+def parse_records(structs: dict[str, str]) -> dict[str, Record]:
+    """Case(structs={"Atom": "x: f32, ...", ...}): in order, each may use the ones before it."""
+    out: dict[str, Record] = {}
+    for name, text in (structs or {}).items():
+        if name in DTYPES or not re.fullmatch(r"[A-Za-z_]\w*", name):
+            raise SpecError(f"struct name '{name}' must be an identifier other than a dtype")
+        out[name] = parse_record(name, text, out)
+    return out
+
+
+def leaves(dt: np.dtype, prefix: str = ""):
+    """(path, dtype, offset) of every scalar field of a structured dtype, nested structs and arrays walked into;
+    an array field is one leaf of its element dtype (its elements compared together)."""
+    for fname in dt.names:
+        fdt, off = dt.fields[fname][:2]
+        base = fdt.base
+        if base.names:
+            for path, leaf, o in leaves(base, f"{prefix}{fname}."):
+                yield path, leaf, off + o
+        else:
+            yield f"{prefix}{fname}", base, off
+
+
+def dtype_code(dt: np.dtype) -> str:
+    """The notation's dtype name of a NumPy scalar dtype (f32, i32, ...)."""
+    return next(k for k, v in DTYPES.items() if np.dtype(v) == dt)

@@ -104,7 +104,7 @@ class Runner:
                 elif target in case.skip:
                     why = case.skip[target]
                 elif translation_target(target) and not case.translation_for(target, translation_target(target)):
-                    why = translator_missing(translation_target(target))
+                    why = translator_missing(translation_target(target)) or why   # a backend missing stays said
                 if why is not None:
                     skipped.append(Result(case.id, case.kernel, case.spec_path, target, "-", None, "skipped", why))
                     continue

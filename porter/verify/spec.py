@@ -15,10 +15,16 @@ Signature: `name: dtype[shape] direction` for arrays (dtype f32 f64 i32 u32 i64 
 of expressions of size names; direction in / out / inout, default inout), `name: dtype = expr` for
 scalars (a scalar without a default takes the size of the same name). Parameters are listed in
 CUDA order. Grid and block are one expression or a tuple of up to 3; numeric `defines` are names
-too (`block="(TILE_SIZE, TILE_SIZE)"`). Inputs are random from `seed` unless `init` says otherwise;
+too (`block="(TILE_SIZE, TILE_SIZE)"`). Inputs are random from `seed` unless `init` says otherwise
+(uniform(lo, hi), full(v), arange(), special(), below("V") for indices in [0, V) of the sizes);
 `out` arrays start as NaN / max-int so unwritten elements fail. The reference gets the arguments
 it names (copies) and returns {output: array}; tolerances may be expressions of the sizes.
 `reference=None` compares the targets with each other instead (porter/verify/differential.py).
+Structs: `structs={"Atom": "x: f32, y: f32, z: f32, type: i32"}` defines a type the signature may use like a dtype
+(`atoms: Atom[n] in` a buffer of them, `p: Atom` one by value); fields are laid out as C does, or at explicit
+offsets (`c: i8, v: f32 @ 1; size = 5` for a packed struct); they are NumPy structured dtypes. Each field of an
+input is random by its dtype (init={"p": {"type": uniform(0, 3)}} sets fields), of an output poison; outputs are
+compared field by field.
 `alias={"d_out": "d_in"}` binds d_out to d_in's memory (an in-place run): both arguments are one ndarray, the
 hosts bind one buffer to both, and the reference gets one array for both names.
 """
@@ -35,8 +41,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from porter.verify.notation import (DTYPES, Expr, Param, Signature, SpecError, eval_int,  # noqa: F401
-                                    parse_expr, parse_launch, parse_signature)
+from porter.verify.notation import (DTYPES, Expr, Param, Signature, SpecError, dtype_code, eval_int,  # noqa: F401
+                                    leaves, parse_expr, parse_launch, parse_records, parse_signature)
 
 SPEC_FILENAME = "verify_spec.py"
 
@@ -49,9 +55,22 @@ class Init:
     kind: str
     args: tuple = ()
 
-    def __call__(self, rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    def __call__(self, rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype,
+                 env: dict | None = None) -> np.ndarray:
         dtype = np.dtype(dtype)
+        if dtype.names:                 # a struct: each field by its dtype, padding bytes zero
+            return _fields(self, rng, shape, dtype, env=env)
+        if self.kind == "fields":       # a struct field's default: ints in a small range, as indices often are
+            return (uniform(0, 9) if dtype.kind in "iu" else uniform(0, 1) if dtype.kind == "b"
+                    else uniform(-1.0, 1.0))(rng, shape, dtype)
         is_float = dtype.kind == "f"
+        if self.kind == "below":        # indices: [0, bound), the bound an expression of the sizes
+            hi = eval_int(parse_expr(str(self.args[0])), env or {}, "below()")
+            if hi < 1:
+                raise SpecError(f"below({self.args[0]}): empty range for the sizes ({hi})")
+            if is_float:
+                return rng.uniform(0, hi, size=shape).astype(dtype)
+            return rng.integers(0, hi, size=shape).astype(dtype)
         if self.kind == "uniform":
             lo, hi = self.args
             if is_float:
@@ -84,9 +103,31 @@ class Init:
         return f"{self.kind}({', '.join(map(str, self.args))})"
 
 
+def _fields(init, rng, shape, dtype: np.dtype, per_field: dict | None = None, env: dict | None = None) -> np.ndarray:
+    """A structured array: every field (nested structs and array fields included) from `init`, or from
+    per_field[name] where given; the bytes between fields stay zero."""
+    out = np.zeros(shape, dtype)
+    for name in dtype.names:
+        fdt = dtype.fields[name][0]
+        f_init = (per_field or {}).get(name, init)
+        sub = f_init if isinstance(f_init, dict) else None
+        if sub is not None:
+            f_init = Init("fields")
+        if fdt.base.names:
+            out[name] = _fields(f_init, rng, shape + fdt.shape, fdt.base, sub, env)
+        else:
+            out[name] = f_init(rng, shape + fdt.shape, fdt.base, env)
+    return out
+
+
 def uniform(lo: float = -1.0, hi: float = 1.0) -> Init:
     """Random values in [lo, hi) (integers: [lo, hi]), from the case's seed."""
     return Init("uniform", (lo, hi))
+
+
+def below(bound: str | int) -> Init:
+    """Random integers in [0, bound) (floats: uniform), `bound` an expression of the sizes: index inputs."""
+    return Init("below", (str(bound),))
 
 
 def full(value: float) -> Init:
@@ -117,6 +158,8 @@ def special(fraction: float = 0.05) -> Init:
 def _as_init(value: Any) -> Init:
     if isinstance(value, Init):
         return value
+    if isinstance(value, dict):         # a struct's fields: {"type": uniform(0, 3)}, the others by their dtype
+        return FieldInits(tuple((k, v if isinstance(v, dict) else _as_init(v)) for k, v in value.items()))
     if isinstance(value, (int, float)):
         return full(value)
     raise SpecError(f"initializer must be uniform()/full()/zeros()/... or a number, not {value!r}")
@@ -181,6 +224,7 @@ class Case:
     skip: dict[str, str] = field(default_factory=dict)          # target -> reason
     alias: dict[str, str] = field(default_factory=dict)  # {"d_out": "d_in"}: d_out is bound to d_in's memory
     #                                               (one ndarray for both: hosts bind one buffer, an in-place run)
+    structs: dict[str, str] = field(default_factory=dict)   # {"Atom": "x: f32, y: f32, z: f32, type: i32"}
     notes: str = ""
 
     # filled by load_spec
@@ -190,7 +234,8 @@ class Case:
     def __post_init__(self):
         label = self.name or self.kernel
         try:
-            self.sig = parse_signature(self.signature)
+            self.records = parse_records(self.structs)
+            self.sig = parse_signature(self.signature, self.records)
             self.grid_dims = parse_launch(self.grid)
             self.block_dims = parse_launch(self.block)
             self.shared_expr = parse_expr(str(self.shared_mem))
@@ -231,7 +276,7 @@ class Case:
             raise SpecError(f"{label}: expect must be 'fail' or a dict {{target or 'target/variant': 'fail'}}")
         known = set(self.sizes[0]) | set(self.numeric_defines()) | {p.name for p in self.sig if not p.is_array}
         for p in self.sig:
-            if not p.is_array and p.default is None and p.name not in self.sizes[0]:
+            if not p.is_array and not p.is_record and p.default is None and p.name not in self.sizes[0]:
                 raise SpecError(f"{label}: scalar '{p.name}' needs a default (= ...) or a size of that name")
             for e in (p.shape or ()) + ((p.default,) if p.default else ()):
                 missing = e.names() - known
@@ -295,7 +340,7 @@ class Case:
     def env(self, sizes: dict[str, int]) -> dict[str, Any]:
         env: dict[str, Any] = {**self.numeric_defines(), **sizes}
         for p in self.sig:
-            if not p.is_array:
+            if not p.is_array and not p.is_record:
                 env[p.name] = p.default.eval(env) if p.default is not None else sizes[p.name]
         return env
 
@@ -316,6 +361,10 @@ class Case:
         args: dict[str, Any] = {}
         size_key = json.dumps(sizes, sort_keys=True).encode()
         for p in self.sig:
+            if p.is_record and not p.is_array:   # a struct by value: one structured scalar (np.void)
+                rng = np.random.default_rng([self.seed, zlib.crc32(p.name.encode()), zlib.crc32(size_key)])
+                args[p.name] = (self.init.get(p.name) or Init("fields"))(rng, (1,), p.np_dtype, env)[0]
+                continue
             if not p.is_array:
                 args[p.name] = _cast_scalar(env[p.name], p)
                 continue
@@ -326,7 +375,7 @@ class Case:
             init = self.init.get(p.name) or _default_init(p)
             if p.name in self.alias:
                 continue
-            args[p.name] = np.ascontiguousarray(init(rng, shape, p.np_dtype))
+            args[p.name] = np.ascontiguousarray(init(rng, shape, p.np_dtype, env))
         for a, b in self.alias.items():   # the same ndarray object: hosts bind one buffer to both parameters
             p = next(q for q in self.sig if q.name == a)
             shape = tuple(eval_int(e, env, f"shape of '{a}'") for e in p.shape)
@@ -342,7 +391,8 @@ class Case:
             raise SpecError(f"{self.id}: no reference (reference=None is checked across targets)")
         copies: dict[int, np.ndarray] = {}     # aliased parameters (one ndarray) stay one array for the reference
         pool = {**self.numeric_defines(), **sizes,
-                **{k: (copies.setdefault(id(v), v.copy()) if isinstance(v, np.ndarray) else v.item())
+                **{k: (copies.setdefault(id(v), v.copy()) if isinstance(v, np.ndarray)
+                       else v.copy() if isinstance(v, np.void) else v.item())     # a struct: its fields by name
                    for k, v in args.items()}}
         sig = inspect.signature(self.reference)
         if any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values()):
@@ -371,13 +421,25 @@ class Case:
                 raise SpecError(f"{self.id}: reference did not return output '{p.name}'")
         return expected
 
-    def tolerance(self, param: Param, sizes: dict[str, int] | None = None) -> Tol:
-        tol = DEFAULT_TOL[param.dtype]
-        if isinstance(self.tol, Tol) and param.np_dtype.kind == "f":
+    def tolerance(self, param: Param, sizes: dict[str, int] | None = None, leaf: tuple | None = None) -> Tol:
+        """leaf: (path, dtype) of a struct's field; its tolerance is tol["p.path"], tol["p"] or its dtype's."""
+        code = dtype_code(leaf[1]) if leaf is not None else param.dtype
+        tol = DEFAULT_TOL[code]
+        if isinstance(self.tol, Tol) and (leaf[1] if leaf is not None else param.np_dtype).kind == "f":
             tol = self.tol
         elif isinstance(self.tol, dict):
-            tol = self.tol.get(param.name) or self.tol.get(param.dtype) or tol
+            tol = (self.tol.get(f"{param.name}.{leaf[0]}") if leaf is not None else None) or \
+                self.tol.get(param.name) or self.tol.get(code) or tol
         return tol.resolve(self.env(sizes or self.sizes[0]))
+
+    def compare_output(self, param: Param, got, want, sizes: dict[str, int] | None = None):
+        """compare.py's Comparison of one output; a struct's fields one by one (the first that differs, named
+        `p.field`), each with its dtype's tolerance."""
+        from porter.verify.compare import compare, compare_fields
+        if param.is_record:
+            return compare_fields(param.name, got, want, lambda path, dt: self.tolerance(param, sizes, (path, dt)))
+        tol = self.tolerance(param, sizes)
+        return compare(param.name, got, want, tol.rtol, tol.atol)
 
     def metrics(self, sizes: dict[str, int]) -> dict[str, float]:
         env = self.env(sizes)
@@ -389,9 +451,34 @@ class Case:
         return out
 
 
+class FieldInits(Init):
+    """Per-field initial values of a struct (init={"p": {"type": uniform(0, 3)}}); the fields not named get their
+    dtype's default."""
+    fields: tuple = ()
+
+    def __init__(self, fields: tuple):
+        object.__setattr__(self, "kind", "fields")
+        object.__setattr__(self, "args", ())
+        object.__setattr__(self, "fields", fields)
+
+    def __call__(self, rng, shape, dtype, env=None):
+        dtype = np.dtype(dtype)
+        if not dtype.names:
+            raise SpecError("a per-field init ({field: ...}) for a parameter that is not a struct")
+        unknown = [k for k, _ in self.fields if k not in dtype.names]
+        if unknown:
+            raise SpecError(f"init for unknown field(s) {', '.join(unknown)} (fields: {', '.join(dtype.names)})")
+        return _fields(Init("fields"), rng, shape, dtype, dict(self.fields), env)
+
+    def __str__(self):
+        return "{" + ", ".join(f"{k!r}: {v}" for k, v in self.fields) + "}"
+
+
 def _default_init(p: Param) -> Init:
     if p.direction == "out":
         return poison()
+    if p.is_record:
+        return Init("fields")
     if p.np_dtype.kind == "u":
         return uniform(0, 100)
     if p.np_dtype.kind == "i":

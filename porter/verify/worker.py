@@ -100,7 +100,6 @@ def _output_key(res, kernel: str) -> str:
 
 def run_case(case, backend, target, variant, text, manifest, sizes, repeat, dump: str | None = None) -> dict:
     from porter.verify.backends import CompileError, Skip
-    from porter.verify.compare import compare
     from porter.verify.spec import SpecError
     base = {"sizes": sizes}
     try:
@@ -131,8 +130,7 @@ def run_case(case, backend, target, variant, text, manifest, sizes, repeat, dump
         return {**result, "status": "FAIL", "message": f"reference failed: {e.__class__.__name__}: {e}"}
     comparisons = []
     for p in case.sig.outputs:
-        tol = case.tolerance(p, sizes)
-        comparisons.append(compare(p.name, out.outputs[p.name], expected[p.name], tol.rtol, tol.atol))
+        comparisons.append(case.compare_output(p, out.outputs[p.name], expected[p.name], sizes))
     bad = [c for c in comparisons if not c.ok]
     result["comparisons"] = [c.as_dict() for c in comparisons]
     reports = out.info.pop("sanitizer", None)
@@ -252,7 +250,6 @@ def verdict(case, args, sizes, outputs: dict) -> tuple[str, str]:
     """pass / FAIL of one launch's outputs against the case's reference (bench workers check before timing)."""
     import numpy as np
 
-    from porter.verify.compare import compare
     if case.reference is None:
         return "pass", "ran (no reference: not compared)"
     try:
@@ -269,8 +266,7 @@ def verdict(case, args, sizes, outputs: dict) -> tuple[str, str]:
             step = -(-want.size // CHECK_MAX)
             got, want = got.flat[::step], want.flat[::step]
             sampled = f" (every {step}th element checked)"
-        tol = case.tolerance(p, sizes)
-        comparisons.append(compare(p.name, got, want, tol.rtol, tol.atol))
+        comparisons.append(case.compare_output(p, got, want, sizes))
     bad = [c for c in comparisons if not c.ok]
     if bad:
         return "FAIL", bad[0].message + sampled

@@ -48,7 +48,13 @@ __global__ void k(const float *in, float *out, int n) {
 ```
 
 ## Fix safety
-No fix: the work has to be predicated instead of the barrier, which changes the structure of the code.
+Safe fix for the common form, an `if (cond) return;` among the top-level statements of a kernel whose later
+block barriers are all top-level statements too: the return becomes a flag (`cuport_live = false`) and each
+stretch of statements between the barriers runs under `if (cuport_live) { ... }`, so the threads that returned
+only arrive at the barriers. That is what NVIDIA GPUs do with exited threads, so the kernel computes the same
+there, and it no longer hangs on AMD GPUs or breaks in Vulkan and OpenCL (the translators apply it). Not offered
+when a stretch declares a variable a later stretch uses, or when a barrier is nested: no fix then, the work has
+to be predicated by hand.
 
 ## References
 - pytorch/FBGEMM#5831, pytorch/FBGEMM#5857 (early return before `__syncthreads()` deadlocks on ROCm),
@@ -60,6 +66,7 @@ No fix: the work has to be predicated instead of the barrier, which changes the 
 """
 import re
 
+from porter.diagnostics import Applicability, Edit, Fix
 from porter.frontend.model import BARRIERS
 from porter.analysis.syntax import for_parts
 from porter.lint.helpers import call_target, function_at, variable_writes
@@ -394,6 +401,54 @@ def _skipped_by(site, exit_):
     return site.start >= e.end and not _exclusive(e, site)
 
 
+def _predicate_fix(ctx, fn, exit_node, sites):
+    """The safe fix of an early `if (cond) return;` at the top level of a kernel body whose later barriers are
+    top-level statements: the threads that returned only arrive at the barriers (see Fix safety), else None."""
+    iff = exit_node.parent
+    if iff is not None and iff.kind == "COMPOUND_STMT" and len(iff.children) == 1:
+        iff = iff.parent
+    body = fn.body
+    if fn.kind != "global" or iff is None or iff.kind != "IF_STMT" or len(iff.children) != 2 or \
+            iff.parent is not body or exit_node.children:
+        return None
+    stmts = body.children
+    i = next(k for k, c in enumerate(stmts) if c is iff)
+    later = stmts[i + 1:]
+    barrier_ids = {id(c) for c in later if c.kind == "CALL_EXPR" and _block_barrier(c) is not None}
+    for call, _b, _callee in sites:     # every barrier after the exit is a top-level statement of its own
+        if call.start > iff.end and id(call) not in barrier_ids:
+            return None
+    segments, cur = [], []
+    for c in later:
+        if id(c) in barrier_ids:
+            segments.append((cur, c))
+            cur = []
+        else:
+            cur.append(c)
+    segments.append((cur, None))
+    for k, (seg, _bar) in enumerate(segments):
+        mine = {id(v) for st in seg if st.kind == "DECL_STMT" for v in st.children if v.kind == "VAR_DECL"}
+        for rest, _b in segments[k + 1:]:
+            for st in rest:
+                if any(n.kind == "DECL_REF_EXPR" and id(n.ref) in mine for n in st.walk()):
+                    return None         # a variable of this stretch lives on past a barrier
+    text = ctx.source.text
+    flag = "cuport_live"
+    while re.search(rf"\b{flag}\b", text):
+        flag += "_"
+    edits = [Edit(iff.start, iff.start, f"bool {flag} = true; "),
+             Edit(exit_node.start, exit_node.end, f"{flag} = false", seen=text[exit_node.start:exit_node.end])]
+    for seg, bar in segments:
+        if not seg:
+            continue
+        edits.append(Edit(seg[0].start, seg[0].start, f"if ({flag}) {{ "))
+        close = bar.start if bar is not None else body.end - 1
+        edits.append(Edit(close, close, "} "))
+    return Fix(Applicability.SAFE, "the threads that return only arrive at the barriers: the return becomes "
+                                    f"`{flag} = false` and the work between the barriers runs under `if ({flag})`",
+               tuple(edits))
+
+
 _WHAT = {"IF_STMT": "branch", "SWITCH_STMT": "switch", "CONDITIONAL_OPERATOR": "`?:`",
          "BINARY_OPERATOR": "short-circuit operand"}
 
@@ -407,6 +462,7 @@ def check(ctx):
     line = lambda n: ctx.source.position(n.start)[0]  # noqa: E731
     fns = {id(f.node): f for f in model.functions}
     by_exit = None
+    fixed: set = set()
     for key, lst in sites.items():
         fn = fns.get(key)
         if fn is None or fn.body is None:
@@ -433,10 +489,15 @@ def check(ctx):
             hit = next((x for x in exits if _skipped_by(call, x)), None)
             if hit is not None:
                 e, verb, cond, _ = hit
+                fix = None
+                if verb == "return" and id(e) not in fixed:
+                    fixed.add(id(e))    # one fix per exit, on its first barrier
+                    fix = _predicate_fix(ctx, fn, e, lst)
                 tail = "recent NVIDIA GPUs count exited threads as arrived, AMD GPUs (ROCm) hang or release the " \
                        "barrier early" if verb == "return" else \
                     "those threads skip it while the others wait: undefined behaviour, a hang or an early release " \
                     "on AMD GPUs and in Vulkan"
                 ctx.report(CODE, call, f"{what} is not reached by the threads that `{verb}` at line {line(e)} "
                                        f"under the thread-dependent condition `{cond.text}` (line {line(cond)}); "
-                                       f"a block barrier must be reached by every thread of the block: {tail}")
+                                       f"a block barrier must be reached by every thread of the block: {tail}",
+                           fix=fix)

@@ -13,6 +13,7 @@ from porter.translate.kernel import coop
 from porter.translate.kernel import device_globals
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import refs
+from porter.translate.kernel import struct_layout
 from porter.translate.kernel import struct_params
 from porter.translate.kernel import traits
 from porter.translate.kernel.calls import CallsMixin, Frame
@@ -32,6 +33,7 @@ class Unit:
         self.options = options
         self.an = analysis(model)
         self.structs: dict[str, list] = {}
+        self.struct_decls: dict = {}        # name -> STRUCT_DECL node (struct_layout.py reads clang's layout)
         self.struct_order: list[str] = []
         for n in model.of_kind("STRUCT_DECL", "CLASS_DECL"):
             if not n.spelling or n.spelling.startswith("__cuport"):
@@ -39,6 +41,7 @@ class Unit:
             fields = [(c.spelling, c) for c in n.children if c.kind == "FIELD_DECL"]
             if fields:
                 self.structs[n.spelling] = fields
+                self.struct_decls[n.spelling] = n
                 self.struct_order.append(n.spelling)
         self.struct_names = set(self.structs)
         # plain struct templates, instantiated as plain structs where kernels use them (class_templates.py)
@@ -191,6 +194,7 @@ class KernelEmitter(TypesMixin, StatementsMixin, ExpressionsMixin, PointersMixin
             self.fail(fn.node, f"kernel `{fn.name}` without a body")
         self.block_children(body)
         self.resolve_pending(self.frame)
+        struct_layout.check_boundary(self)       # the structs the host copies have CUDA's bytes
         self.t.end_kernel(self)
         return self
 
@@ -245,12 +249,22 @@ class KernelEmitter(TypesMixin, StatementsMixin, ExpressionsMixin, PointersMixin
             for n in f.node.walk():
                 if n.kind in ("VAR_DECL", "PARM_DECL", "CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR",
                               "CXX_FUNCTIONAL_CAST_EXPR", "FIELD_DECL"):
-                    if re.search(r"\bdouble\b", n.type or ""):
+                    if re.search(r"\bdouble\b", n.type or "") or self._struct_has_double(n.type or ""):
                         return True
         for v in self.kernel_subst.values():
             # a template argument: a string, or the CType the driver parsed it into (`k<double>`)
             if not isinstance(v, int) and re.search(r"\bdouble\b", str(v)):
                 return True
+        return False
+
+    def _struct_has_double(self, spelling: str, depth: int = 0) -> bool:
+        """A struct named in a declaration's type holds a double (sph's `param`, a buffer of {float; double}):
+        demoting it would change the struct's bytes, which the host copies as C lays them out."""
+        for name in re.findall(r"\b\w+\b", spelling):
+            for _f, fnode in self.u.structs.get(name, []) if depth < 8 else []:
+                if re.search(r"\bdouble\b", fnode.type or "") or \
+                        (fnode.type or "") != spelling and self._struct_has_double(fnode.type or "", depth + 1):
+                    return True
         return False
 
     # ------------------------------------------------------------------ parameters
@@ -290,6 +304,8 @@ class KernelEmitter(TypesMixin, StatementsMixin, ExpressionsMixin, PointersMixin
             return
         for _fname, fnode in self.u.structs[name]:
             ft = self.decl_type(fnode)
+            if ft.kind == "array" and ft.elem is not None and ft.elem.kind == "struct":
+                self.use_struct(ft.elem.name, fnode)      # `Atom atoms[2]`: Atom is defined first
             if ft.kind == "struct":
                 self.use_struct(ft.name, fnode)
             elif ft.kind == "pointer":

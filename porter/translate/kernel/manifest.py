@@ -85,6 +85,12 @@ def layout_matches_c(t: CType, structs: dict, layout: str) -> bool:
         if c_layout(t, structs)[0] != ct.size_align(t, layout, structs)[0]:
             return False
         return all(layout_matches_c(ft, structs, layout) for _n, ft, _o, _s in a)
+    if t.kind == "array":               # nonzero's `index_t sizes[2]`: the same stride (std140 rounds it to 16)
+        try:
+            same = c_layout(t, structs)[0] == ct.size_align(t, layout, structs)[0]
+        except ValueError:              # an unsized dimension
+            return False
+        return same and layout_matches_c(t.elem, structs, layout)
     return False
 
 

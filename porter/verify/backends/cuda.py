@@ -41,7 +41,9 @@ def _module(code: str, options: tuple[str, ...], name_expression: str):
             mod.compile()
             _MODULES[key] = mod
         except cupy.cuda.compiler.CompileException as e:
-            raise CompileError(f"NVRTC: {str(e).strip()[:3000]}") from None
+            text = str(e).strip()       # the errors first: toolkit headers can warn for pages before them
+            errors = [ln for ln in text.splitlines() if ": error" in ln or "error:" in ln]
+            raise CompileError(f"NVRTC: {chr(10).join(errors + [text])[:3000]}") from None
     return _MODULES[key]
 
 
@@ -58,18 +60,71 @@ LIMITS = ("-DFLT_MAX=3.402823466e+38F", "-DFLT_MIN=1.175494351e-38F", "-DFLT_EPS
 
 # <cstdint>'s types as glibc (LP64) and hip_compat_nvrtc.h declare them, which NVRTC does not (int64_t in a kernel's
 # signature); `#line 1` keeps the source's line numbers in NVRTC's messages
+# <sys/types.h>'s, which host compilers give every CUDA file (HeCBench's ss and snake use uint)
+SYS_TYPES = "typedef unsigned int uint; typedef unsigned short ushort;\n#line 1\n"
 STDINT = ("typedef signed char int8_t; typedef unsigned char uint8_t; typedef short int16_t; "
           "typedef unsigned short uint16_t; typedef int int32_t; typedef unsigned int uint32_t; "
-          "typedef long int64_t; typedef unsigned long uint64_t; "
-          # <sys/types.h>'s, which host compilers give every CUDA file (HeCBench's ss and snake use uint)
-          "typedef unsigned int uint; typedef unsigned short ushort;\n#line 1\n")
+          "typedef long int64_t; typedef unsigned long uint64_t; " + SYS_TYPES)
+
+
+_TOOLKIT: list = []
+
+
+# the toolkit's <cuda/std/climits> defines the limits LIMITS passes as -D: warning 47 (a redefinition) hushed
+TOOLKIT_QUIET = ("--diag-suppress=47",)
+
+
+def toolkit_options() -> tuple[str, ...]:
+    """-I options for the CUDA toolkit's headers (cooperative_groups, CUB in cccl/, cuda_fp16.h) when the
+    machine has them (CuPy's CUDA path); () otherwise, and the originals' toolkit #includes are blanked."""
+    if not _TOOLKIT:
+        import os
+        found: list[str] = []
+        try:
+            import cupy
+            root = cupy.cuda.get_cuda_path()
+        except Exception:               # no CuPy, or no toolkit it knows of
+            root = None
+        inc = os.path.join(root, "include") if root else None
+        if inc and os.path.exists(os.path.join(inc, "cooperative_groups.h")):
+            found = [f"-I{inc}"] + [f"-I{os.path.join(inc, 'cccl')}"
+                                    for _ in [0] if os.path.isdir(os.path.join(inc, "cccl"))] + list(TOOLKIT_QUIET)
+        _TOOLKIT.append(tuple(found))
+    return _TOOLKIT[0]
+
+
+# `cub/cub.cuh` drags in CUB's host dispatch, which NVRTC rejects ("__host__ ... not allowed in JIT mode"): its
+# block- and warp-level headers instead, the part device code can use
+CUB_DEVICE = ("block/block_adjacent_difference.cuh", "block/block_discontinuity.cuh", "block/block_exchange.cuh",
+              "block/block_histogram.cuh", "block/block_load.cuh", "block/block_radix_sort.cuh",
+              "block/block_reduce.cuh", "block/block_scan.cuh", "block/block_store.cuh", "warp/warp_reduce.cuh",
+              "warp/warp_scan.cuh")
+# cub::Max / cub::Min, which CCCL 3 removed (CuPy 14 bundles it) and CUDA 11/12 code still passes to reductions
+CUB_COMPAT = ["#if defined(CCCL_MAJOR_VERSION) && CCCL_MAJOR_VERSION >= 3",
+              "namespace cub { struct Max { template <class T> __host__ __device__ T operator()(const T &a, const T &b)"
+              " const { return a < b ? b : a; } }; struct Min { template <class T> __host__ __device__ T operator()"
+              "(const T &a, const T &b) const { return b < a ? b : a; } }; }",
+              "#endif"]
+_CUB_ALL = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]cub/cub\.cuh[>"][^\n]*', re.M)
 
 
 def nvrtc_code(source_text: str, drop=frozenset()) -> str:
-    """The source as NVRTC compiles it: its device part (host code and #includes blanked), <cstdint> declared;
-    `drop`: lines of host declarations kept so far that NVRTC rejected (repaired())."""
+    """The source as NVRTC compiles it: its device part (host code and #includes blanked, the toolkit's device
+    headers kept where their directory is known), <cstdint> declared; `drop`: lines of host declarations kept
+    so far that NVRTC rejected (repaired())."""
     from porter.verify.extract import device_code
-    return STDINT + device_code(source_text, drop)
+    if not toolkit_options():
+        return STDINT + device_code(source_text, drop)
+    code = device_code(source_text, drop, keep_includes=True)
+    pre = ["#include <cuda/std/cstdint>"]   # the toolkit's int64_t (long long), which STDINT's would clash with
+    if re.search(r'#\s*include\s*[<"]cooperative_groups\.h', code):
+        # cg::reduce / cg::inclusive_scan, which nvcc builds reach through CUB's or the toolkit's other headers
+        pre += ["#include <cooperative_groups/reduce.h>", "#include <cooperative_groups/scan.h>"]
+    if _CUB_ALL.search(code):
+        code = _CUB_ALL.sub("", code)
+        pre += [f"#include <cub/{h}>" for h in CUB_DEVICE]
+        pre += CUB_COMPAT
+    return "\n".join(pre) + "\n" + SYS_TYPES + code
 
 
 _ERROR_LINE = re.compile(r"\((\d+)\): error")
@@ -127,7 +182,7 @@ class NvrtcSession(Session):
 
     def __init__(self, case, source_text: str, sizes, arrays, extract=nvrtc_code):
         import cupy
-        options = ("--std=c++17", *LIMITS, *case.define_flags())
+        options = ("--std=c++17", *LIMITS, *toolkit_options(), *case.define_flags())
         code, mod = repaired(case, source_text, options, extract)
         try:
             self.kernel = mod.get_function(case.name_expression)
@@ -154,7 +209,10 @@ class NvrtcSession(Session):
             same = next((n for n, w in arrays.items() if w is v and n in self.dev), None) \
                 if isinstance(v, np.ndarray) else None
             # bound to another parameter's memory (spec alias): the same device pointer for both
-            self.dev[k] = self.dev[same] if same is not None else cupy.asarray(v) if isinstance(v, np.ndarray) else v
+            # CuPy has no structured dtypes: a buffer of structs travels as its bytes (outputs() views them back);
+            # a struct by value goes as the np.void scalar, which CuPy passes as its bytes
+            self.dev[k] = self.dev[same] if same is not None else \
+                cupy.asarray(v.view(np.uint8) if v.dtype.names else v) if isinstance(v, np.ndarray) else v
             args.append(self.dev[k])
         self.args = tuple(args)
         self.shared = case.shared_bytes(sizes)
@@ -171,7 +229,9 @@ class NvrtcSession(Session):
 
     def outputs(self) -> dict:
         import cupy
-        return {k: cupy.asnumpy(v) for k, v in self.dev.items() if isinstance(self.arrays[k], np.ndarray)}
+        out = {k: cupy.asnumpy(v) for k, v in self.dev.items() if isinstance(self.arrays[k], np.ndarray)}
+        return {k: v.view(self.arrays[k].dtype).reshape(self.arrays[k].shape) if self.arrays[k].dtype.names else v
+                for k, v in out.items()}
 
 
 def run_nvrtc(case, source_text: str, sizes, arrays, repeat: int = 1, extract=nvrtc_code) -> RunOutput:

@@ -6,6 +6,7 @@ CUPORT_OPENCL_PLATFORM (a substring of the platform name) picks a platform expli
 from __future__ import annotations
 
 import os
+import re
 
 import numpy as np
 
@@ -100,6 +101,7 @@ class ClSession(Session):
                                    f"{g['index']} of the signature (manifest \"device_globals\")")
         mf = cl.mem_flags
         self.arrays, self.buffers, args = arrays, {}, []
+        by_name = {q["name"]: q for q in (manifest or {}).get("params") or [] if "name" in q}
         for name, value in arrays.items():
             same = next((n for n, v in self.arrays.items() if v is value and n in self.buffers), None)
             if isinstance(value, np.ndarray) and same is not None:
@@ -107,11 +109,17 @@ class ClSession(Session):
                 self.buffers[name] = self.buffers[same]
                 args.append(self.buffers[name])
             elif isinstance(value, np.ndarray):
+                q = by_name.get(name) or {}
+                if value.dtype.names and q.get("elem_size") and q["elem_size"] != value.itemsize:
+                    raise CompileError(f"buffer '{name}': the translation's `{q.get('type')}` is {q['elem_size']} "
+                                       f"bytes, the spec's struct {value.itemsize} (C's layout)")
                 host = value if value.nbytes else np.zeros(1, value.dtype)
                 self.buffers[name] = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=host)
                 args.append(self.buffers[name])
             elif isinstance(value, np.bool_):
                 args.append(np.uint32(value))     # OpenCL kernels take no bool: the translation's `uint NAME_arg`
+            elif isinstance(value, np.void):
+                args.append(_record_arg(name, value, by_name.get(name)))
             else:
                 args.append(value)
         # dynamic shared memory: a __local argument at the index the manifest gives, of the launch's bytes
@@ -147,6 +155,23 @@ class ClSession(Session):
         for buf in {id(b): b for b in self.buffers.values()}.values():   # an aliased buffer once
             buf.release()
         self.buffers = {}
+
+
+_VEC3 = re.compile(r"^(?:char|uchar|short|ushort|int|uint|long|ulong|float|double|half)3$")
+
+
+def _record_arg(name: str, value: np.void, param: dict | None) -> np.ndarray:
+    """A struct or vector by value as the kernel argument's bytes: C's layout (the translation keeps it; the
+    manifest's size says so), an OpenCL 3-vector (float3) padded to its 4-element size."""
+    data = np.frombuffer(value.tobytes(), np.uint8)
+    if param is None:
+        return data
+    if _VEC3.match(str(param.get("type", ""))) and param.get("size") == len(data):
+        return np.concatenate([data, np.zeros(len(data) // 3, np.uint8)])
+    if param.get("size") and param["size"] != len(data):
+        raise CompileError(f"by-value parameter '{name}' ({param.get('type')}): the spec's struct has {len(data)} "
+                           f"bytes, the translation's {param['size']}")
+    return data
 
 
 def open_session(case, source_text, manifest, sizes, arrays, *, variant=None) -> ClSession:

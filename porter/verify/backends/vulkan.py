@@ -415,9 +415,33 @@ def _push_bytes(manifest: dict, arrays: dict) -> bytes:
             continue
         if pc["name"] not in arrays:
             raise CompileError(f"manifest push constant '{pc['name']}' is not a kernel parameter")
+        value = arrays[pc["name"]]
+        if isinstance(value, np.void):   # a struct or vector by value: its bytes, laid out as the block's
+            out[pc["offset"]:pc["offset"] + pc["size"]] = _record_bytes(pc, value)
+            continue
+        if pc["type"] not in PUSH_FORMATS:
+            raise CompileError(f"by-value parameter '{pc['name']}' is a `{pc['type']}`: the spec gives a "
+                               f"{np.asarray(value).dtype} scalar (a struct in the spec's structs={{...}} is needed)")
         fmt = "<" + PUSH_FORMATS[pc["type"]]
         struct.pack_into(fmt, out, pc["offset"], arrays[pc["name"]].item())
     return bytes(out)
+
+
+def _record_bytes(pc: dict, value: np.void) -> bytes:
+    """A by-value struct's bytes for its slot of the parameter block: the spec's C layout, which must be the
+    block's (size, and each field's offset where the manifest lists them), else the run is refused."""
+    data = value.tobytes()
+    if len(data) != pc["size"]:
+        raise CompileError(f"by-value parameter '{pc['name']}' ({pc['type']}): the spec's struct has {len(data)} "
+                           f"bytes, the translation's parameter block {pc['size']}")
+    fields = value.dtype.fields
+    for f in pc.get("fields") or []:        # the manifest's offsets are the block's: the struct's own plus its slot's
+        at = (f["offset"] - pc["offset"], f["size"])
+        if f["name"] in fields and (fields[f["name"]][1], fields[f["name"]][0].itemsize) != at:
+            raise CompileError(f"by-value parameter '{pc['name']}': field '{f['name']}' is at offset "
+                               f"{fields[f['name']][1]} ({fields[f['name']][0].itemsize} bytes) in C, at {at[0]} "
+                               f"({at[1]} bytes) in the translation's block")
+    return data
 
 
 class VkSession(Session):
@@ -443,6 +467,10 @@ class VkSession(Session):
             # a buffer of vectors (float4 *, float3 *) is given as its components (f32[4 * n]), a buffer of structs
             # of one scalar type (Float3, KeyValue) as its scalars
             t = str(b.get("type", ""))
+            if arrays[name].dtype.names and b.get("elem_size") != arrays[name].itemsize:
+                # a struct buffer: the translation's element (std430 / scalar layout) must be C's, byte for byte
+                raise CompileError(f"buffer '{name}': the translation's `{t}` is {b.get('elem_size')} bytes, the "
+                                   f"spec's struct {arrays[name].itemsize} (C's layout)")
             components = (t[-1:].isdigit() or not _SCALAR_TYPE.match(t)) and \
                 b.get("elem_size", 0) % arrays[name].itemsize == 0 and arrays[name].nbytes % b["elem_size"] == 0
             if b.get("elem_size") and b["elem_size"] != arrays[name].itemsize and not components:
