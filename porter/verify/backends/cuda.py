@@ -55,7 +55,12 @@ LIMITS = ("-DFLT_MAX=3.402823466e+38F", "-DFLT_MIN=1.175494351e-38F", "-DFLT_EPS
           "-DUINT_MAX=4294967295U", "-DLLONG_MAX=9223372036854775807LL",
           "-DLLONG_MIN=(-9223372036854775807LL-1)", "-DULLONG_MAX=18446744073709551615ULL",
           # <math.h>'s INFINITY / NAN (softmax's -INFINITY): the bits CUDA's headers give them
-          "-DINFINITY=__int_as_float(0x7f800000)", "-DNAN=__int_as_float(0x7fffffff)")
+          "-DINFINITY=__int_as_float(0x7f800000)", "-DNAN=__int_as_float(0x7fffffff)",
+          # <math.h>'s POSIX constants (sph's M_PI)
+          "-DM_PI=3.14159265358979323846", "-DM_PI_2=1.57079632679489661923", "-DM_PI_4=0.78539816339744830962",
+          "-DM_1_PI=0.31830988618379067154", "-DM_2_PI=0.63661977236758134308", "-DM_E=2.7182818284590452354",
+          "-DM_LN2=0.69314718055994530942", "-DM_LN10=2.30258509299404568402", "-DM_SQRT2=1.41421356237309504880",
+          "-DM_SQRT1_2=0.70710678118654752440", "-DM_LOG2E=1.4426950408889634074")
 
 
 # <cstdint>'s types as glibc (LP64) and hip_compat_nvrtc.h declare them, which NVRTC does not (int64_t in a kernel's
