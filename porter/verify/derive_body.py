@@ -101,30 +101,31 @@ def index_uses(fn, pointers: set) -> list[IndexUse]:
     # `for (i = 0; i < s; i++)` with `s` loaded: the loop counter's range is the loaded value's (ldpc's counts)
     bounds = [c for c in fn.body.walk() if c.kind == "BINARY_OPERATOR" and c.op in ("<", "<=", ">", ">=", "!=")
               and len(c.children) == 2 and c.parent is not None and c.parent.kind in ("FOR_STMT", "WHILE_STMT")]
+    def spread(key: int, node) -> bool:
+        """The pointers `node` loads from join local `key`'s; True when that added any."""
+        add = sources(node) - taint.get(key, set())
+        if add:
+            taint.setdefault(key, set()).update(add)
+        return bool(add)
+
+    def local(node):
+        v = _bare(node)
+        return v.ref if v is not None and v.kind == "DECL_REF_EXPR" and v.ref is not None and \
+            v.ref.kind == "VAR_DECL" else None
+
     changed = True
     while changed:                      # locals holding loaded values, to a fixed point
         changed = False
         for c in bounds:
             for var, limit in ((c.children[0], c.children[1]), (c.children[1], c.children[0])):
-                v = _bare(var)
-                if v is not None and v.kind == "DECL_REF_EXPR" and v.ref is not None and v.ref.kind == "VAR_DECL":
-                    add = sources(limit) - taint.get(id(v.ref), set())
-                    if add:
-                        taint.setdefault(id(v.ref), set()).update(add)
-                        changed = True
+                if local(var) is not None and spread(id(local(var)), limit):
+                    changed = True
         for v in local_vars:
-            if v.children and "*" not in (v.type or ""):
-                add = sources(v) - taint.get(id(v), set())
-                if add:
-                    taint.setdefault(id(v), set()).update(add)
-                    changed = True
+            if v.children and "*" not in (v.type or "") and spread(id(v), v):
+                changed = True
         for target, value in writes:
-            t = _bare(target)
-            if t is not None and t.kind == "DECL_REF_EXPR" and t.ref is not None and t.ref.kind == "VAR_DECL":
-                add = sources(value) - taint.get(id(t.ref), set())
-                if add:
-                    taint.setdefault(id(t.ref), set()).update(add)
-                    changed = True
+            if local(target) is not None and spread(id(local(target)), value):
+                changed = True
 
     def form(idx):
         """(form, factor) of an index expression that depends on loaded values."""

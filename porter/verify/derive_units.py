@@ -82,36 +82,34 @@ class _Hosts:
         buffers are allocated); [] when none or several files do."""
         pat = re.compile(r"(?<![\w.>:])" + re.escape(name) + r"\s*(?:<[^;{}]*?>)?\s*\(")
         found = []
-        for f in self._siblings():
-            if str(f) == str(Path(model.path).resolve()):
-                continue
-            try:
-                if not pat.search(f.read_text(errors="replace")):
-                    continue
-            except OSError:
-                continue
-            m = self._model(f)
-            if m is None:
-                continue
+        for m in self._mentioning(pat, skip=str(Path(model.path).resolve())):
             calls = [c for c in m.of_kind("CALL_EXPR") if c.spelling == name and len(c.args()) == nargs and
                      (m.function_of(c) is None or m.function_of(c).name != name)]
             if calls:
                 found.append(calls)
         return found[0] if len(found) == 1 else []
 
-    def defining(self, name: str) -> list:
-        """The host functions `name` with a body in the one other file of the program that defines it ([] when
-        none or several do): a helper declared in a header and defined beside (tridiagonal's shrUtils.cu)."""
-        pat = re.compile(r"(?<![\w.])" + re.escape(name) + r"\s*\([^;{}]*\)\s*\{")
-        found = []
+    def _mentioning(self, pat, skip: str | None = None):
+        """The parsed models of the sibling files whose text matches `pat` (none that does not parse)."""
         for f in self._siblings():
+            if str(f) == skip:
+                continue
             try:
                 if not pat.search(f.read_text(errors="replace")):
                     continue
             except OSError:
                 continue
             m = self._model(f)
-            fns = [fn for fn in (m.functions if m is not None else ()) if fn.name == name and fn.body is not None
+            if m is not None:
+                yield m
+
+    def defining(self, name: str) -> list:
+        """The host functions `name` with a body in the one other file of the program that defines it ([] when
+        none or several do): a helper declared in a header and defined beside (tridiagonal's shrUtils.cu)."""
+        pat = re.compile(r"(?<![\w.])" + re.escape(name) + r"\s*\([^;{}]*\)\s*\{")
+        found = []
+        for m in self._mentioning(pat):
+            fns = [fn for fn in m.functions if fn.name == name and fn.body is not None
                    and not fn.is_kernel]
             if fns:
                 found.append(fns)
