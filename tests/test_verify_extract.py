@@ -148,3 +148,34 @@ def test_nvrtc_code_with_the_toolkit_includes_its_device_headers_and_keeps_line_
     monkeypatch.setattr(cuda, "_TOOLKIT", [()])          # no toolkit: every #include blanked, STDINT's types
     head, body = cuda.nvrtc_code(src).split("#line 1\n")
     assert "typedef long int64_t" in head and body.splitlines()[:3] == ["", "", ""]
+
+
+def test_std_type_traits_come_from_libcudacxx_only_where_device_code_names_std(monkeypatch):
+    # logprob's std::is_same, tensorAccessor's std::enable_if, attentionMultiHead's std::common_type: NVRTC has no
+    # standard library; with the toolkit, std looks into cuda::std
+    from porter.verify.backends import cuda
+    monkeypatch.setattr(cuda, "_TOOLKIT", [("-I/usr/local/cuda/include",)])
+    src = ("template <class T> __global__ void k(T *x) { if (std::is_same<T, float>::value) x[0] = 1; }\n")
+    head, body = cuda.nvrtc_code(src).split("#line 1\n")
+    assert "#include <cuda/std/type_traits>" in head and "namespace std { using namespace cuda::std; }" in head
+    assert body.splitlines()[0] == src.splitlines()[0]
+    head, _ = cuda.nvrtc_code("__global__ void k(float *x) { x[0] = 1; }\n").split("#line 1\n")
+    assert "cuda/std/type_traits" not in head and "namespace std" not in head
+
+
+def test_kernels_in_namespaces_are_looked_up_by_their_qualified_name():
+    # meanshift's `namespace mean_shift::gpu { __global__ void mean_shift(...) }`: NVRTC said
+    # `identifier "mean_shift" is undefined` for the bare name
+    from porter.verify.backends.cuda import qualified_name
+
+    class Case:
+        kernel, name_expression = "k", "k<float, 3>"
+    code = ("namespace a { namespace { struct s { int v; }; }\n namespace b::c {\n"
+            "template <class T, int N> __global__ void k(T *p) { { p[0] = N; } }\n} }\n")
+    assert qualified_name(code, Case) == "a::b::c::k<float, 3>"
+    # braces of other blocks, comments and a namespace that closed before the kernel do not count
+    code = ('// namespace z {\nnamespace done { int f() { return 1; } }\nextern "C" {\n'
+            "template <class T, int N> __global__ void k(T *p) { p[0] = N; }\n}\n")
+    assert qualified_name(code, Case) == "k<float, 3>"
+    Case.kernel = "missing"
+    assert qualified_name(code, Case) == "k<float, 3>"

@@ -111,6 +111,12 @@ CUB_COMPAT = ["#if defined(CCCL_MAJOR_VERSION) && CCCL_MAJOR_VERSION >= 3",
               "(const T &a, const T &b) const { return b < a ? b : a; } }; }",
               "#endif"]
 _CUB_ALL = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]cub/cub\.cuh[>"][^\n]*', re.M)
+# NVRTC has no C++ standard library: `std::is_same`, `std::enable_if`, `std::common_type`, `std::numeric_limits` in
+# device code (logprob, tensorAccessor's accessors, attentionMultiHead's Max functor) come from libcu++, whose
+# cuda::std the std namespace is made to look into (qualified lookup follows a using-directive)
+STD_COMPAT = ["#include <cuda/std/type_traits>", "#include <cuda/std/limits>", "#include <cuda/std/utility>",
+              "namespace std { using namespace cuda::std; }"]
+_STD_USE = re.compile(r"\bstd::")
 
 
 def nvrtc_code(source_text: str, drop=frozenset()) -> str:
@@ -129,6 +135,8 @@ def nvrtc_code(source_text: str, drop=frozenset()) -> str:
         code = _CUB_ALL.sub("", code)
         pre += [f"#include <cub/{h}>" for h in CUB_DEVICE]
         pre += CUB_COMPAT
+    if _STD_USE.search(code):
+        pre += STD_COMPAT
     return "\n".join(pre) + "\n" + SYS_TYPES + code
 
 
@@ -145,7 +153,7 @@ def repaired(case, source_text: str, options: tuple[str, ...], extract=None, tri
     for _ in range(tries):
         code = extract(source_text, drop)
         try:
-            return code, _module(code, options, case.name_expression)
+            return code, _module(code, options, qualified_name(code, case))
         except CompileError as e:
             last = e
             lines = {int(n) for n in _ERROR_LINE.findall(str(e))} - drop
@@ -153,6 +161,29 @@ def repaired(case, source_text: str, options: tuple[str, ...], extract=None, tri
                 raise                   # nothing more to leave out: the error is in device code
             drop |= lines
     raise last
+
+
+_NAMESPACE = re.compile(r"\bnamespace\s+([A-Za-z_][\w:]*)?\s*\{|[{}]")
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+
+
+def qualified_name(code: str, case) -> str:
+    """The case's name expression with the namespaces its `__global__` definition sits in (meanshift's
+    `mean_shift::gpu::mean_shift_tiling`): NVRTC looks kernels up by their qualified name."""
+    text = _COMMENT.sub(lambda m: " " * len(m.group()), code)
+    kernel = getattr(case, "kernel", case.name_expression).split("<")[0]
+    m = re.search(r"__global__[^;{]*?\b" + re.escape(kernel) + r"\s*(?:<[^;{(]*>\s*)?\(", text)
+    if m is None:
+        return case.name_expression
+    stack: list = []                    # per open brace: the namespace's name, "" (anonymous) or None (other)
+    for b in _NAMESPACE.finditer(text, 0, m.start()):
+        if b.group() == "}":
+            if stack:
+                stack.pop()
+        else:
+            stack.append(None if b.group() == "{" else b.group(1) or "")
+    names = [n for n in stack if n]
+    return "::".join(names + [case.name_expression]) if names else case.name_expression
 
 
 def _kernel_params(code: str, kernel: str) -> str:
@@ -190,9 +221,9 @@ class NvrtcSession(Session):
         options = ("--std=c++17", *LIMITS, *toolkit_options(), *case.define_flags())
         code, mod = repaired(case, source_text, options, extract)
         try:
-            self.kernel = mod.get_function(case.name_expression)
+            self.kernel = mod.get_function(qualified_name(code, case))
         except Exception as e:
-            raise CompileError(f"kernel '{case.name_expression}' not found: {e}") from None
+            raise CompileError(f"kernel '{qualified_name(code, case)}' not found: {e}") from None
         self.grid, self.block = case.launch(sizes)
         self.arrays = arrays
         self.dev = {}
