@@ -179,3 +179,24 @@ def test_kernels_in_namespaces_are_looked_up_by_their_qualified_name():
     assert qualified_name(code, Case) == "k<float, 3>"
     Case.kernel = "missing"
     assert qualified_name(code, Case) == "k<float, 3>"
+
+
+def test_functions_declared_with_a_macro_for_device_are_device_code():
+    # kalman's `#define DI __device__` and ecdh's `#define ESS __host__ __device__`: the functions were dropped as
+    # host code and NVRTC said `identifier "MM_l" is undefined`
+    from porter.verify.extract import device_code
+    src = ("#define DI __device__\n#define ESS __host__ __device__\n#define MAX(a, b) ((a) > (b) ? (a) : (b))\n"
+           "DI int f(int a) { return a; }\nESS\nint g(int a) { return a; }\nint host(int a) { return MAX(a, 1); }\n"
+           "__global__ void k(int *x) { x[0] = f(1) + g(2); }\n")
+    out = device_code(src).splitlines()
+    assert out[3] == "DI int f(int a) { return a; }" and out[5] == "int g(int a) { return a; }"
+    assert out[6] == "" and out[7].startswith("__global__ void k")      # a host function still goes
+    assert len(out) == src.count("\n")
+
+
+def test_kernels_in_a_nested_namespace_definition_are_kept():
+    # meanshift's `namespace mean_shift::gpu { ... }` (C++17) was taken for host code: nothing was left to compile
+    from porter.verify.extract import device_code
+    src = "namespace a::b {\n__global__ void k(int *x) { x[0] = 1; }\nint host() { return 0; }\n}\n"
+    out = device_code(src).splitlines()
+    assert out[:2] == ["namespace a::b {", "__global__ void k(int *x) { x[0] = 1; }"] and out[2:] == ["", "}"]

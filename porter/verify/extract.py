@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import re
 
-DEVICE_WORDS = re.compile(r"\b(__global__|__device__|__constant__|__shared__|__managed__|__launch_bounds__)\b")
+_WORDS = ("__global__", "__device__", "__constant__", "__shared__", "__managed__", "__launch_bounds__")
+DEVICE_WORDS = re.compile(r"\b(" + "|".join(_WORDS) + r")\b")
 TYPE_START = re.compile(r"^\s*(template\s*<.*?>\s*)?(typedef|using|struct|class|union|enum)\b", re.S)
 CONSTEXPR = re.compile(r"^\s*(static\s+|inline\s+)*constexpr\b")
-LINKAGE = re.compile(r'^\s*(namespace(\s+\w+)?|extern\s+"C(\+\+)?")\s*$')
+LINKAGE = re.compile(r'^\s*((inline\s+)?namespace(\s+[\w:]+)?|extern\s+"C(\+\+)?")\s*$')
 
 
 def mask(text: str) -> str:
@@ -75,8 +76,18 @@ def _match_brace(m: str, i: int) -> int:
     return len(m)
 
 
-def _keep(header: str, has_body: bool) -> bool:
-    if DEVICE_WORDS.search(header):
+def device_words(text: str):
+    """DEVICE_WORDS plus the object-like macros the file defines as one of them (kalman's `#define DI __device__`,
+    ecdh's `#define ESS __host__ __device__`): a function declared with the macro is device code too."""
+    names = {m.group(1) for m in re.finditer(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+[^\n(]*?" + DEVICE_WORDS.pattern,
+                                             text, re.M)}
+    if not names:
+        return DEVICE_WORDS
+    return re.compile(r"\b(" + "|".join(_WORDS + tuple(sorted(names))) + r")\b")
+
+
+def _keep(header: str, has_body: bool, words=DEVICE_WORDS) -> bool:
+    if words.search(header):
         return True
     if TYPE_START.match(header):
         return True
@@ -100,16 +111,17 @@ TOOLKIT_INCLUDE = re.compile(r'\s*#\s*include\s*[<"](cuda_fp16\.h|cuda_bf16\.h|c
                              r'cuda_pipeline\.h|cooperative_groups(\.h|/[\w/.]+)|cub/[\w/.]+|cuda/[\w/.]+)[>"]')
 
 
-def _scan(text: str, m: str, start: int, end: int, drop=frozenset(), keep_includes: bool = False) -> str:
+def _scan(text: str, m: str, start: int, end: int, drop=frozenset(), keep_includes: bool = False,
+          words=DEVICE_WORDS) -> str:
     """`drop`: 1-based lines whose top-level declaration goes too unless it is a device one (NVRTC's errors in
     host declarations kept as constants or types: device_code's `drop`)."""
     out: list[str] = []
 
     def keep(header: str, has_body: bool, a: int, b: int) -> bool:
-        if drop and not DEVICE_WORDS.search(header) and \
+        if drop and not words.search(header) and \
                 any(text.count("\n", 0, a) + 1 <= ln <= text.count("\n", 0, b) + 1 for ln in drop):
             return False
-        return _keep(header, has_body)
+        return _keep(header, has_body, words)
     i = start
     while i < end:
         if m[i].isspace():
@@ -144,7 +156,7 @@ def _scan(text: str, m: str, start: int, end: int, drop=frozenset(), keep_includ
         close = _match_brace(m, j)
         if LINKAGE.match(header):
             out.append(text[i:j + 1])
-            out.append(_scan(text, m, j + 1, close - 1, drop, keep_includes))
+            out.append(_scan(text, m, j + 1, close - 1, drop, keep_includes, words))
             out.append(text[close - 1:close])
             i = close
             continue
@@ -167,4 +179,5 @@ def device_code(text: str, drop=frozenset(), keep_includes: bool = False) -> str
     """The device part of a CUDA or HIP source file, line numbers preserved; the top-level declarations covering
     a line in `drop` left out too, unless they are device code. `keep_includes`: the CUDA toolkit's device
     headers stay (cuda_fp16.h, cooperative_groups, CUB) for a compiler that has the toolkit's include path."""
-    return _scan(text, mask(text), 0, len(text), frozenset(drop), keep_includes)
+    m = mask(text)
+    return _scan(text, m, 0, len(text), frozenset(drop), keep_includes, device_words(m))
