@@ -276,3 +276,30 @@ def test_runs_of_one_implementation_alone_are_not_an_agreement():
     assert row["verdict"] == "failed" and row["why"].startswith("only vulkan ran")
     doc["results"] = runs + [{"target": "opencl", "variant": "-", "status": "pass", "message": ""}]
     assert b._judge_runs(doc, None, {})["verdict"] == "agree"
+
+
+def _union_module():
+    spec = importlib.util.spec_from_file_location("breadth_union", os.path.join(ROOT, "bench", "breadth_union.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_union_counts_either_side_but_not_a_gpu_agreement_on_a_case_out_of_bounds(tmp_path):
+    u = _union_module()
+
+    def write(name, rows):
+        path = tmp_path / name
+        path.write_text(json.dumps({"results": {p: {"verify": {k: {"verdict": v, "why": w} for k, (v, w) in ks.items()}}
+                                                for p, ks in rows.items()}}))
+        return str(path)
+    oob = "out of bounds under the derived sizes (Oclgrind at n=8: invalid read)"
+    cpu_old = write("cpu7.json", {"p": {"a": ("agree", ""), "b": ("failed", "x")}, "q": {"c": ("disagree", "d")}})
+    cpu_new = write("cpu8.json", {"p": {"a": ("failed", oob), "b": ("agree", "")}})      # replaces p only
+    gpu = write("gpu.json", {"p": {"a": ("agree", "")}, "q": {"c": ("agree", "")}})
+    (tmp_path / "gpu.err").write_text("  verify q c<float>: failed cuda: crash\n  verify r k<int, 3>: agree \n")
+    got = u.union(u.latest([cpu_old, cpu_new]), u.latest([gpu, str(tmp_path / "gpu.err")]))
+    assert got[("p", "b")] == "cpu" and got[("r", "k")] == "gpu"
+    assert got[("p", "a")].startswith("CPU: failed out of bounds")     # the GPU's agreement proves nothing there
+    assert got[("q", "c")].startswith("CPU: disagree d | GPU: failed")  # the log's row replaced the JSON's
+    assert len(got) == 4
