@@ -115,3 +115,22 @@ def test_the_translations_predicate_and_run_right(tmp_path):
                           "-o", str(tmp_path / "glsl")], capture_output=True, text=True, cwd=ROOT)
     text = "".join(f.read_text() for f in (tmp_path / "glsl").iterdir())
     assert out.returncode == 0 and "cuport_live" in text and "return;" not in text
+
+
+@pytest.mark.parametrize("target", ["glsl", "opencl"])
+def test_a_barrier_the_fix_cannot_reach_is_reported_by_every_translator(tmp_path, target):
+    # a barrier inside a thread-dependent branch has no safe fix: HIP reported it (exit 1), GLSL and OpenCL wrote
+    # the translation and exited 0; the kernel is still written (the source's undefined behaviour, kept as is)
+    (tmp_path / "k.cu").write_text(BS4.replace("bs4", "ok") + """__global__ void nested(float *x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) { if (x[i] > 0) return; __syncthreads(); }
+  x[i] = 1;
+}
+""")
+    p = subprocess.run([sys.executable, "-m", "porter", "translate", "--to", target, str(tmp_path / "k.cu"),
+                        "-o", str(tmp_path / "out")], capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 1, p.stdout + p.stderr
+    found = [ln for ln in (p.stdout + p.stderr).splitlines() if " CP701 " in ln]
+    assert len(found) == 1 and "k.cu:14:38:" in found[0] and "`i < n`" in found[0]     # not the fixed `ok`
+    text = "".join(f.read_text() for f in (tmp_path / "out").iterdir())
+    assert "cuport_live" in text and "nested" in text

@@ -24,11 +24,14 @@ from porter.translate.kernel.target import MergeViews, TranslationError
 from porter.translate.kernel.validate import limit_problems
 from porter.analysis.launch import launch_shapes
 from porter.translate.templates import instances
-from porter.translate.portability import lint_and_fix
+from porter.translate.portability import PRELUDE_FIXES, lint_and_fix
 
 # lint families reported with a translation: warp-size assumptions and warp-synchronous code (the lane-mask
 # rules CP2xx concern HIP's 64-bit masks; these targets drop masks and refuse partial ones themselves)
 REPORTED_FAMILIES = ("CP1", "CP3")
+# reported when their fix could not apply, but not refusing the kernel: a barrier under divergent control flow is
+# undefined in CUDA as in Vulkan and OpenCL, and the translation keeps the source's behaviour (HIP reports it too)
+REPORTED_UNREFUSED = PRELUDE_FIXES
 
 
 def parse_defines(defines) -> dict:
@@ -219,7 +222,7 @@ def _remaining_findings(model, fsrc, outputs, lint_diags, original_diags, fixed)
     lowered = [sp for _l, em, _s in outputs for sp in em.lowered_spans]
     sized_rows = warp_sizing.handled_rows([em for _l, em, _s in outputs])
     # CP000 comes from clang_error_diagnostics (every clang error, not only the linter's syntax errors)
-    remaining = [d for d in lint_diags if d.code.startswith(REPORTED_FAMILIES)]
+    remaining = [d for d in lint_diags if d.code.startswith(REPORTED_FAMILIES) or d.code in REPORTED_UNREFUSED]
     if fixed:
         # findings without a fix on the original text stay true when other fixes rewrote their evidence
         # (`partial[32]` indexed by `tid / 32` is still 32 entries after `/ 32` became `/ warpSize`); the fix
@@ -251,7 +254,8 @@ def _refuse_unfixed(result, fsrc, outputs, remaining) -> list:
     the portability fixes on: translating as written (`--no-portability-fixes`) keeps the text for comparison."""
     # a finding with no warp evidence (`i & 0x1F` in code without warp operations: CP102's doubt) is reported but
     # does not refuse: the literal is translated as written, which is CUDA's meaning if it is not a lane id
-    errors = [d for d in remaining if d.severity == "error" and (d.extra or {}).get("warp_evidence") is not False]
+    errors = [d for d in remaining if d.severity == "error" and (d.extra or {}).get("warp_evidence") is not False
+              and d.code not in REPORTED_UNREFUSED]
     if not errors:
         return outputs
     kept = []
