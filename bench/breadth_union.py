@@ -19,6 +19,8 @@ def rows(path: str) -> dict:
     out: dict = collections.defaultdict(dict)
     if path.endswith(".json"):
         for p, r in json.load(open(path))["results"].items():
+            if not r.get("verify"):     # a program translated but not verified in this run (cut by time)
+                continue
             out[p] = {k: (v["verdict"], v.get("why", "")) for k, v in (r.get("verify") or {}).items()}
         return out
     for line in open(path):             # the log of a GPU run that hit the device's time limit
