@@ -1,7 +1,9 @@
 """Kernels verified one way or the other: the CPU pair (lavapipe at subgroups 4/8/16 and PoCL agreeing, breadth.py
 --verify) or the CUDA original on a GPU (bench/gpu/breadth_gpu.sh: NVRTC vs the GLSL on the NVIDIA driver).
 A kernel whose case Oclgrind finds out of bounds on the CPU does not count even where the GPU agrees: CUDA read the
-same addresses, so the agreement proves nothing.
+same addresses, so the agreement proves nothing. Nor does one whose CPU runs changed between two runs with the same
+inputs (nondeterministic: a race the translations keep from the original, such as myocyte's two blocks writing
+d_finavalu[0..2]): one agreeing GPU run was luck.
 
 Each JSON is a breadth.py --json file; later files replace earlier ones program by program (a rerun of a few
 programs after a change). GPU rows may also come from the log of a run cut short (`verify P K: verdict` lines).
@@ -39,8 +41,10 @@ def latest(paths: list[str]) -> dict:
     return {(p, k): v for p, ks in merged.items() for k, v in ks.items()}
 
 
-def out_of_bounds(row) -> bool:
-    return row is not None and row[0] == "failed" and row[1].startswith("out of bounds under the derived sizes")
+def vetoed(row) -> bool:
+    """A CPU row that makes a GPU agreement prove nothing: the case out of bounds, or the runs nondeterministic."""
+    return row is not None and (row[0] == "nondeterministic" or
+                                row[0] == "failed" and row[1].startswith("out of bounds under the derived sizes"))
 
 
 def union(cpu: dict, gpu: dict) -> dict:
@@ -49,7 +53,7 @@ def union(cpu: dict, gpu: dict) -> dict:
     for key in sorted(set(cpu) | set(gpu)):
         c, g = cpu.get(key), gpu.get(key)
         c_ok = c is not None and c[0] == "agree"
-        g_ok = g is not None and g[0] == "agree" and not out_of_bounds(c)
+        g_ok = g is not None and g[0] == "agree" and not vetoed(c)
         out[key] = "both" if c_ok and g_ok else "cpu" if c_ok else "gpu" if g_ok else \
             f"CPU: {c[0] if c else '-'} {c[1][:100] if c else ''} | GPU: {g[0] if g else '-'} {g[1][:100] if g else ''}"
     return out

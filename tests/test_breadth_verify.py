@@ -295,12 +295,13 @@ def test_union_counts_either_side_but_not_a_gpu_agreement_on_a_case_out_of_bound
         return str(path)
     oob = "out of bounds under the derived sizes (Oclgrind at n=8: invalid read)"
     cpu_old = write("cpu7.json", {"p": {"a": ("agree", ""), "b": ("failed", "x")}, "q": {"c": ("disagree", "d")},
-                                  "t": {"e": ("agree", "")}})     # t: not verified in the later run: kept
+                                  "t": {"e": ("agree", ""), "f": ("nondeterministic", "a second run changed")}})
     cpu_new = write("cpu8.json", {"p": {"a": ("failed", oob), "b": ("agree", "")}, "t": {}})   # replaces p only
-    gpu = write("gpu.json", {"p": {"a": ("agree", "")}, "q": {"c": ("agree", "")}})
+    gpu = write("gpu.json", {"p": {"a": ("agree", "")}, "q": {"c": ("agree", "")}, "t": {"f": ("agree", "")}})
     (tmp_path / "gpu.err").write_text("  verify q c<float>: failed cuda: crash\n  verify r k<int, 3>: agree \n")
     got = u.union(u.latest([cpu_old, cpu_new]), u.latest([gpu, str(tmp_path / "gpu.err")]))
     assert got[("p", "b")] == "cpu" and got[("r", "k")] == "gpu"
     assert got[("p", "a")].startswith("CPU: failed out of bounds")     # the GPU's agreement proves nothing there
     assert got[("q", "c")].startswith("CPU: disagree d | GPU: failed")  # the log's row replaced the JSON's
-    assert got[("t", "e")] == "cpu" and len(got) == 5
+    assert got[("t", "e")] == "cpu" and len(got) == 6        # t: not verified in the later CPU run: kept
+    assert got[("t", "f")].startswith("CPU: nondeterministic")         # one agreeing GPU run of a race: luck
