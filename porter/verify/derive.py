@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 # the layers under this file: types -> sizes (host expressions) -> body (what the kernel does); units (files)
-from porter.verify.derive_body import _communicates, _pointer_use, index_uses
+from porter.verify.derive_body import _communicates, _pointer_use, claimed_stores, index_uses
 from porter.verify.derive_sizes import (HEURISTIC_BLOCK, HEURISTIC_SIZE, Underivable, Unknown, _allocation,
                                         _at_launch, _bare, _computed, _dims_text, _elements, _expressible,
                                         _first_launch_note, _grid_text, _has_var_refs, _loop_start, _lost_write,
@@ -81,6 +81,7 @@ class Derived:
     problems: list[Problem] = field(default_factory=list)
     defined_in: str | None = None   # the header defining a kernel derived with the file that includes it
     structs: dict = field(default_factory=dict)   # spec structs the signature names {name: fields}
+    unordered: list = field(default_factory=list)  # outputs written at positions claimed by atomics (multisets)
 
     @property
     def signature(self) -> str:
@@ -98,7 +99,8 @@ class Derived:
                 "grid": self.grid, "block": self.block, "shared_mem": self.shared, "sizes": [self.sizes],
                 "init": {p.name: list(p.init) for p in self.params if p.init},
                 "tol": {t: DIFF_TOL[t] for t in self.tol_dtypes()}, "structs": dict(self.structs),
-                "translate": {} if portability_fixes else {"portability_fixes": False}}
+                "translate": {} if portability_fixes else {"portability_fixes": False},
+                **({"unordered": list(self.unordered)} if self.unordered else {})}
 
 
 def case_from_dict(d: dict):
@@ -109,7 +111,7 @@ def case_from_dict(d: dict):
                 reference=None, sizes=[dict(s) for s in d["sizes"]], shared_mem=d.get("shared_mem", 0),
                 init={k: Init(v[0], tuple(v[1])) for k, v in d.get("init", {}).items()},
                 tol={k: Tol(*v) for k, v in d.get("tol", {}).items()}, translate=dict(d.get("translate", {})),
-                structs=dict(d.get("structs", {})))
+                structs=dict(d.get("structs", {})), unordered=tuple(d.get("unordered", ())))
     case.spec_path, case.index, case.derived = str(path), 0, d
     return case
 
@@ -193,6 +195,7 @@ def derive_kernel(model, fn, inst=None, host=None, hosts=None) -> Derived:
             d.params.append(_scalar(sym, d, p, a))
     if fn.body is not None:
         _index_ranges(kmodel, fn, sym, d, args)
+        _unordered(kmodel, fn, d)
     d.sizes = dict(sym.sizes)
     d.problems = list({(p.what, p.message): p for p in d.problems}.values())   # one cause met twice: said once
     if not d.problems:
@@ -239,6 +242,27 @@ def _index_ranges(kmodel, fn, sym: _Sym, d: Derived, args: list) -> None:
         desc.init = ("below", (expr,))
         d.notes.append(f"'{p.name}' indexes memory (`{shown}`): values in [0, {expr}), {why} (checked with "
                        "--sanitize)")
+
+
+def _unordered(kmodel, fn, d: Derived) -> None:
+    """Outputs written at positions claimed by atomics (`dst[atomicAdd(&n, 1)] = v`): which thread gets which
+    position is the scheduler's choice, so two correct runs order the elements differently; they are compared as
+    multisets (spec.Case.unordered). A buffer of vectors read as a flat buffer stays compared position by position:
+    sorting its scalars would pull its elements apart."""
+    descs = {p.name: p for p in d.params}
+    for store in claimed_stores(kmodel, fn):
+        name = store.param.spelling
+        desc = descs.get(name)
+        if desc is None or desc.shape is None or desc.direction not in ("out", "inout") or name in d.unordered:
+            continue
+        p = next((q for q in fn.params if q.node is store.param), None)
+        if p is not None and _flat_pointee(p) is not None and _dtype(p.pointee) is None:
+            d.notes.append(f"'{name}' is written at positions claimed by an atomic (`{store.text}`) but is a flat "
+                           "buffer of vectors: compared position by position")
+            continue
+        d.unordered.append(name)
+        d.notes.append(f"'{name}' is written at positions claimed by an atomic (`{store.text}`): their order "
+                       "depends on scheduling, so it is compared as a multiset")
 
 
 def _index_bound(kmodel, fn, descs: dict, u) -> str | None:
@@ -686,6 +710,8 @@ def skeleton(derived: list[Derived], spec_dir: Path, portability_fixes: bool = F
             out.append(f'        shared_mem="{d.shared}",')
         if inits:
             out.append(f"        init={{{', '.join(inits)}}},")
+        if d.unordered:
+            out.append(f"        unordered={tuple(d.unordered)!r},  # positions claimed by atomics: multisets")
         out.append(f"        sizes=[{d.sizes!r}],")
         if tol:
             out.append("        tol={" + ", ".join(f'"{t}": Tol({DIFF_TOL[t][0]}, {DIFF_TOL[t][1]})' for t in tol)

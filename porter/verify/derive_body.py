@@ -181,3 +181,99 @@ def _communicates(model, fn, depth: int = 0) -> bool:
             if callee is not None and _communicates(model, callee, depth + 1):
                 return True
     return False
+
+
+# atomics whose returned value is a counter's old value: a position claimed by this thread (stream compaction)
+_CLAIM = re.compile(r"^atomic(Add|Sub|Inc|Dec)(_block|_system)?$")
+
+
+@dataclass
+class ClaimedStore:
+    """`param[index] = value` with an index computed from an atomic's returned value (`dst[atomicAdd(&n, 1)] = v`,
+    through locals, shared variables, `+=` and device functions that return one): where an element lands depends
+    on the order in which threads reached the atomic."""
+    param: object                # the PARM_DECL of the buffer written
+    text: str
+
+
+def _root(node):
+    """The variable an assignment target belongs to: `s[31]`, `l_n`, `p.x` -> its declaration."""
+    n = _bare(node)
+    while n is not None and n.kind in ("ARRAY_SUBSCRIPT_EXPR", "MEMBER_REF_EXPR") and n.children:
+        n = _bare(n.children[0])
+    return n.ref if n is not None and n.kind == "DECL_REF_EXPR" else None
+
+
+def _claiming(model, fn, depth: int = 0, seen: dict | None = None) -> tuple[set, object]:
+    """(ids of the variables of `fn` holding a value computed from an atomic's result, test(node): does the value
+    of `node` depend on one), the taint spread to a fixed point through assignments, declarations and `+=`; a call
+    of a device function whose return value depends on one counts as an atomic (cooperative groups' atomicAggInc)."""
+    seen = {} if seen is None else seen
+    tainted: set[int] = set()
+
+    def returns_claim(call) -> bool:
+        name = call.callee
+        if depth >= 4 or not name:
+            return False
+        if name not in seen:
+            seen[name] = False          # recursion: not a claim
+            callee = next((f for f in getattr(model, "functions", []) if f.name == name and f.body is not None
+                           and f is not fn), None)
+            if callee is not None:
+                _, test = _claiming(model, callee, depth + 1, seen)
+                seen[name] = any(test(r) for r in callee.body.walk() if r.kind == "RETURN_STMT")
+        return seen[name]
+
+    def test(node) -> bool:
+        for n in node.walk():
+            if n.kind == "DECL_REF_EXPR" and n.ref is not None and id(n.ref) in tainted:
+                return True
+            if n.kind == "CALL_EXPR" and (_CLAIM.match(n.callee) or returns_claim(n)):
+                return True
+        return False
+
+    writes = [(w.children[0], w.children[1]) for w in fn.body.walk() if len(w.children) == 2 and (
+        (w.kind == "BINARY_OPERATOR" and w.op == "=") or w.kind == "COMPOUND_ASSIGNMENT_OPERATOR")]
+    writes += [(w.children[0], w.children[-1]) for w in fn.body.walk()     # a struct's [lhs, operator=, rhs]
+               if w.kind == "CALL_EXPR" and w.spelling == "operator=" and len(w.children) >= 2]
+    writes += [(v, v.children[-1]) for v in fn.body.walk() if v.kind == "VAR_DECL" and v.children]
+    changed = True
+    while changed:
+        changed = False
+        for target, value in writes:
+            var = target if target.kind == "VAR_DECL" else _root(target)
+            if var is None or var.kind == "PARM_DECL" and "*" in (var.type or ""):
+                continue                # a store into a buffer: claimed_stores looks at those
+            if id(var) not in tainted and test(value):
+                tainted.add(id(var))
+                changed = True
+    return tainted, test
+
+
+def claimed_stores(model, fn) -> list[ClaimedStore]:
+    """Stores into pointer parameters at positions claimed by atomics. A store whose value depends on the claimed
+    position too (`out[i] = in[i]` with `i` from a work queue's counter) keeps its meaning at each position and is
+    not one; neither is a value written from an atomic (`out[i] = atomicAdd(...)`) or an atomic on the buffer."""
+    if fn.body is None:
+        return []
+    params = {id(p.node): p.node for p in fn.params if p.is_pointer}
+    _, test = _claiming(model, fn)
+    out = []
+    for w in fn.body.walk():
+        if w.kind == "BINARY_OPERATOR" and w.op == "=" and len(w.children) == 2:
+            target, value = w.children
+        elif w.kind == "CALL_EXPR" and w.spelling == "operator=" and len(w.children) >= 2:
+            target, value = w.children[0], w.children[-1]       # a struct's `out[pos] = s`
+        else:
+            continue
+        t = _bare(target)
+        while t is not None and t.kind == "MEMBER_REF_EXPR" and t.children:     # `out[pos].x = v`
+            t = _bare(t.children[0])
+        if t is None or t.kind != "ARRAY_SUBSCRIPT_EXPR" or len(t.children) != 2:
+            continue
+        base = _bare(t.children[0])
+        if base is None or base.kind != "DECL_REF_EXPR" or base.ref is None or id(base.ref) not in params:
+            continue
+        if test(t.children[1]) and not test(value):
+            out.append(ClaimedStore(base.ref, " ".join(w.text.split())))
+    return out

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from porter.verify.compare import MULTISET
 
 REFERENCE_TARGET = "cuda"
 
@@ -58,13 +59,13 @@ def _compare(case, sizes, ra, oa: dict, rb, ob: dict) -> Pair:
         if not c.ok:
             if c.problem:
                 return Pair(case.id, sizes, label(ra), label(rb), False, c.message)
-            idx = c.first_bad[0] if len(c.first_bad or ()) == 1 else list(c.first_bad or ())
-            msg = (f"{c.name}: {c.n_bad} of {c.size} elements differ; first at [{idx}]: "
+            msg = (f"{c.label}: {c.n_bad} of {c.size} elements differ; first at {c.where}: "
                    f"{label(ra)} {_fmt(c.want_value)}, {label(rb)} {_fmt(c.got_value)}")
             return Pair(case.id, sizes, label(ra), label(rb), False, msg, list(c.first_bad or ()),
                         [c.want_value, c.got_value])
         worst = max(worst or 0.0, c.max_abs)
-    return Pair(case.id, sizes, label(ra), label(rb), True, f"agree (max abs difference {worst or 0.0:.3g})")
+    how = "".join(f"; {p} {MULTISET}" for p in getattr(case, "unordered", ()))
+    return Pair(case.id, sizes, label(ra), label(rb), True, f"agree (max abs difference {worst or 0.0:.3g}{how})")
 
 
 def _fmt(v) -> str:

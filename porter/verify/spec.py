@@ -27,6 +27,10 @@ input is random by its dtype (init={"p": {"type": uniform(0, 3)}} sets fields), 
 compared field by field.
 `alias={"d_out": "d_in"}` binds d_out to d_in's memory (an in-place run): both arguments are one ndarray, the
 hosts bind one buffer to both, and the reference gets one array for both names.
+`unordered=("dst",)` names outputs whose elements sit at positions claimed by atomics (stream compaction:
+`dst[atomicAdd(&cnt, 1)] = v`), so their order depends on scheduling: they are compared as multisets, both arrays
+flattened and sorted (a struct buffer by its fields, lexicographically, first field first) and then compared as
+usual, with the usual tolerance. Everything else (the counter `cnt` included) is still compared position by position.
 """
 from __future__ import annotations
 
@@ -225,6 +229,7 @@ class Case:
     alias: dict[str, str] = field(default_factory=dict)  # {"d_out": "d_in"}: d_out is bound to d_in's memory
     #                                               (one ndarray for both: hosts bind one buffer, an in-place run)
     structs: dict[str, str] = field(default_factory=dict)   # {"Atom": "x: f32, y: f32, z: f32, type: i32"}
+    unordered: tuple[str, ...] = ()               # outputs compared as multisets (positions claimed by atomics)
     notes: str = ""
 
     # filled by load_spec
@@ -271,6 +276,13 @@ class Case:
                 raise SpecError(f"{label}: alias {a!r} -> {b!r}: {arrays[a].dtype} and {arrays[b].dtype} differ")
             if a in self.init:
                 raise SpecError(f"{label}: init for {a!r}, which is bound to {b!r}'s memory (alias)")
+        if isinstance(self.unordered, str):
+            self.unordered = (self.unordered,)
+        self.unordered = tuple(self.unordered)
+        outputs = {p.name for p in self.sig.outputs if p.is_array}
+        for u in self.unordered:
+            if u not in outputs:
+                raise SpecError(f"{label}: unordered {u!r} must name an out / inout array parameter")
         if isinstance(self.expect, str) and self.expect != "fail" or isinstance(self.expect, dict) and any(
                 v != "fail" for v in self.expect.values()):
             raise SpecError(f"{label}: expect must be 'fail' or a dict {{target or 'target/variant': 'fail'}}")
@@ -435,11 +447,32 @@ class Case:
     def compare_output(self, param: Param, got, want, sizes: dict[str, int] | None = None):
         """compare.py's Comparison of one output; a struct's fields one by one (the first that differs, named
         `p.field`), each with its dtype's tolerance."""
-        from porter.verify.compare import compare, compare_fields
+        from porter.verify.compare import MULTISET, compare, compare_fields
+        how = ""
+        if param.name in self.unordered:
+            got, want, how = self.as_multiset(param, got), self.as_multiset(param, want), MULTISET
         if param.is_record:
-            return compare_fields(param.name, got, want, lambda path, dt: self.tolerance(param, sizes, (path, dt)))
+            return compare_fields(param.name, got, want, lambda path, dt: self.tolerance(param, sizes, (path, dt)),
+                                  how=how)
         tol = self.tolerance(param, sizes)
-        return compare(param.name, got, want, tol.rtol, tol.atol)
+        return compare(param.name, got, want, tol.rtol, tol.atol, how=how)
+
+    def as_multiset(self, param: Param, values) -> np.ndarray:
+        """An unordered output in canonical order: flattened and sorted (NaN last); a struct buffer by its fields,
+        lexicographically (the first field first, an array field element by element). Other outputs as they are."""
+        a = np.asarray(values)
+        if param.name not in self.unordered:
+            return a
+        a = a.reshape(-1)
+        if not a.dtype.names:
+            return np.sort(a, kind="stable")
+        keys = []
+        for path, _dt, _off in leaves(a.dtype):
+            col = a
+            for part in path.split("."):
+                col = col[part]
+            keys += list(col.reshape(a.size, -1).T)
+        return a[np.lexsort(keys[::-1])] if keys else a
 
     def metrics(self, sizes: dict[str, int]) -> dict[str, float]:
         env = self.env(sizes)
