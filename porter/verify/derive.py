@@ -35,7 +35,7 @@ from pathlib import Path
 # the layers under this file: types -> sizes (host expressions) -> body (what the kernel does); units (files)
 from porter.verify.derive_body import _communicates, _pointer_use, index_uses
 from porter.verify.derive_sizes import (HEURISTIC_BLOCK, HEURISTIC_SIZE, Underivable, Unknown, _allocation,
-                                        _at_launch, _bare, _computed, _dims_text, _elements, _expressible,
+                                        _at_launch, _bare, _bind_cases, _computed, _dims_text, _elements, _expressible,
                                         _first_launch_note, _grid_text, _has_var_refs, _loop_start, _lost_write,
                                         _mark_inline, _offset_buffer, _past_offset, _read_back, _Sym,
                                         _through_wrappers, _tidy, _unreached, _wrapper_block, _zeroed)
@@ -310,6 +310,7 @@ def _from_site(model, fn, site, args, sym: _Sym, d: Derived) -> None:
     """Block, grid, dynamic shared memory and size names from the launch `k<<<grid, block, shmem>>>(args)`."""
     from porter.analysis.launch import fold_int, site_shapes
     sl = _line(model, site.node)
+    _bind_cases(sym)                    # `case 3:` of `switch (topk)` around the launch: topk is 3 there
     shapes = site_shapes(model, site, fn)
     if sym.env:                         # the host template instantiation the kernel's instance comes from
         shapes = [s for s in shapes if all(s[1].get(k, v) == v for k, v in sym.env.items())]

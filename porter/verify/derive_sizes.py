@@ -1120,6 +1120,70 @@ def _launch_point(sym: _Sym, decl):
     return None
 
 
+def _case_label(body, node):
+    """The value expression of the `case` label nearest before `node` in the switch's `body` (`case 2: case 3:
+    launch` or a fall-through from `case 2`: 3, a value the launch runs with); None under `default:`, or with
+    a `break` / `return` between the label and the statement holding `node`."""
+    top = next((a for a in [node, *node.ancestors()] if a.parent is body), None)
+    if top is None:
+        return None
+    kids = body.children
+    i = next(j for j, c in enumerate(kids) if c is top)
+    while i >= 0 and kids[i].kind not in ("CASE_STMT", "DEFAULT_STMT"):
+        if kids[i].kind in ("BREAK_STMT", "RETURN_STMT", "CONTINUE_STMT"):
+            return None
+        i -= 1                          # statements after a label are its siblings in the body
+    label = kids[i] if i >= 0 else None
+    while label is not None and label.kind in ("CASE_STMT", "DEFAULT_STMT") and label.children and \
+            label.children[-1].kind in ("CASE_STMT", "DEFAULT_STMT"):
+        label = label.children[-1]      # `case 2: case 3:` nests: the innermost is nearest
+    if label is None or label.kind != "CASE_STMT" or len(label.children) != 2 or \
+            label.children[1].kind in ("BREAK_STMT", "RETURN_STMT", "CONTINUE_STMT") and label is not top:
+        return None                     # `case 3: break;` then the launch: not run under case 3
+    return label.children[0]
+
+
+def _bind_cases(sym: _Sym) -> None:
+    """The value a variable has at the launch when the launch runs only under `case C:` of `switch (v)` or in
+    the then-branch of `if (v == C)`: C (moe-sum's `switch (topk) { case 3: k<float, 3><<<...>>>` whose buffers
+    are sized by `topk`, the counter of its caller's loop: not that loop's first value). A parameter `v` of a
+    host function binds the caller's variable it receives too (caller_arg's call)."""
+    from porter.analysis.launch import fold_int
+    if sym.site is None:
+        return
+    node = sym.site.node
+    for a in node.ancestors():
+        if a.kind in _FUNCTIONS:
+            break
+        var = value = None
+        if a.kind == "SWITCH_STMT" and len(a.children) == 2 and a.children[1].kind == "COMPOUND_STMT":
+            var, value = _bare(a.children[0]), _case_label(a.children[1], node)
+        elif a.kind == "IF_STMT" and len(a.children) >= 2 and _inside(a.children[1], node):
+            c = a.children[0].strip
+            if c.kind == "BINARY_OPERATOR" and c.op == "==" and len(c.children) == 2:
+                x, y = (_bare(k) for k in c.children)
+                var, value = (x, y) if x.kind == "DECL_REF_EXPR" else (y, x)
+        if var is None or value is None or var.kind != "DECL_REF_EXPR" or var.ref is None:
+            continue
+        v = fold_int(value.model, value, sym.env)
+        decl = var.ref
+        if v is None or isinstance(v, bool) or id(decl) in sym.consts:
+            continue
+        bound = []
+        for _ in range(4):              # the parameter, the caller's variable it receives, ...
+            if decl is None or decl.kind not in ("VAR_DECL", "PARM_DECL") or id(decl) in sym.consts:
+                break
+            sym.consts[id(decl)] = v
+            arg = sym.caller_arg(decl) if decl.kind == "PARM_DECL" else None
+            arg = _bare(arg) if arg is not None else None
+            decl = arg.ref if arg is not None and arg.kind == "DECL_REF_EXPR" else None
+            if decl is not None:
+                bound.append(f"`{decl.spelling}` passed for it at {sym.where(arg)}")
+        what = "`case` label" if a.kind == "SWITCH_STMT" else "`if`"
+        sym.notes.append(f"`{var.spelling}` is {v} at the launch (its {what} at {sym.where(value)})" +
+                         (f", and so is {', '.join(bound)}" if bound else ""))
+
+
 def _conditions(node, point, fn_node) -> list:
     """The if / loop statements around `node` that do not also hold `point` (the writes the launch may not see)."""
     out = []
