@@ -37,7 +37,7 @@ from porter.verify.derive_body import _communicates, _pointer_use, index_uses
 from porter.verify.derive_sizes import (HEURISTIC_BLOCK, HEURISTIC_SIZE, Underivable, Unknown, _allocation,
                                         _at_launch, _bare, _bind_cases, _computed, _dims_text, _elements, _expressible,
                                         _first_launch_note, _grid_text, _has_var_refs, _loop_start, _lost_write,
-                                        _mark_inline, _offset_buffer, _past_offset, _read_back, _Sym,
+                                        _mark_inline, _offset_buffer, _past_offset, _read_back, _run_time_value, _Sym,
                                         _through_wrappers, _tidy, _unreached, _wrapper_block, _zeroed)
 from porter.verify.derive_types import _BYTES, _canon, _dtype, _flat_pointee, _subst
 from porter.verify.derive_units import _Hosts, _remapped, _remapped_line, _unit_model
@@ -370,9 +370,9 @@ def _from_site(model, fn, site, args, sym: _Sym, d: Derived) -> None:
                 d.problems.append(Problem(p.name, f"'{p.name}': {e}"))
                 continue
             if not known:
-                sym.size_name(b.ref, HEURISTIC_SIZE, f"{{name}} is decided at run time "
-                                                     f"({sym.where(b.ref)}): {HEURISTIC_SIZE} assumed "
-                                                     "(--sizes {name}=N)", p.name)
+                value, words = _run_time_value(sym, b.ref, HEURISTIC_SIZE)
+                sym.size_name(b.ref, value, f"{{name}} is decided at run time ({sym.where(b.ref)}): {words} "
+                                            "(--sizes {name}=N)", p.name)
     try:
         d.grid = _grid_text(sym, site.grid)
     except Underivable as e:
