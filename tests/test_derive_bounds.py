@@ -60,6 +60,12 @@ def test_a_launch_under_a_case_label_takes_the_label_value_through_the_callers_l
         in t.notes
     assert not any("first value" in n for n in t.notes)
     assert elements(s, "in") == 1000 and any("`ways` is 1 at the launch" in n for n in s.notes)
+    # the switch's variable passed to the kernel itself: 3 there too
+    w = derive_text(tmp_path, SWITCH.replace("LABEL", "case 3:").replace(
+        "void triple(const float *in, float *out, int n)", "void triple(const float *in, float *out, int n, int w)")
+        .replace("in[3 * i + 2]", "in[w * i + 2]").replace("(in, out, n);\n      break;\n  }", "(in, out, n, ways);\n"
+                                                            "      break;\n  }"))["triple"]
+    assert w.signature == "in: f32[n * 3] in, out: f32[n] out, n: i32, w: i32 = 3" and w.problems == []
     # two labels on one statement: the nearest (3) is a value the launch runs with
     t2 = derive_text(tmp_path, SWITCH.replace("LABEL", "case 2: case 3:"))["triple"]
     assert elements(t2, "in") == 3 * 1000 and any("`ways` is 3 at the launch" in n for n in t2.notes)
