@@ -71,6 +71,34 @@ def test_a_launch_under_a_case_label_takes_the_label_value_through_the_callers_l
     assert elements(t2, "in") == 3 * 1000 and any("`ways` is 3 at the launch" in n for n in t2.notes)
 
 
+# the value bound at the launch is the one every use sees: the kernel's `m` and the buffer allocated with m bytes
+LENGTH = """#include <cstdlib>
+#include <cstring>
+__global__ void find(const char *text, int n, const char *pat, int m, int *hits) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i <= n - m) hits[i] = text[i] == pat[m - 1];
+}
+int main(int argc, char **argv) {
+  int n = atoi(argv[1]);
+  int m = (int) strlen(argv[2]);
+  char *d_text, *d_pat;
+  int *d_hits;
+  cudaMalloc(&d_text, n);
+  cudaMalloc(&d_pat, m);
+  cudaMalloc(&d_hits, (n - m + 1) * sizeof(int));
+  if (m == 1)
+    find<<<(n + 255) / 256, 256>>>(d_text, n, d_pat, m, d_hits);
+  return 0;
+}
+"""
+
+
+def test_the_bound_value_sizes_the_buffers_and_the_scalar_alike(tmp_path):
+    (d,) = derive_text(tmp_path, LENGTH).values()
+    assert d.problems == [] and d.sizes == {"n": 1000}
+    assert d.signature == "text: i8[n] in, n: i32, pat: i8[1] in, m: i32 = 1, hits: i32[(n - 1) + 1] out"
+
+
 def test_no_case_value_is_taken_under_default_or_after_a_break(tmp_path):
     for label in ("default:", "case 3: break;"):
         t = derive_text(tmp_path, SWITCH.replace("LABEL", label))["triple"]

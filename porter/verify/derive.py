@@ -335,7 +335,8 @@ def _from_site(model, fn, site, args, sym: _Sym, d: Derived) -> None:
     for p, a in zip(fn.params, args):
         b = _bare(a)
         b = _through_wrappers(sym, b)
-        if not _is_int(p) or b.kind != "DECL_REF_EXPR" or b.ref is None or id(b.ref) in sym.inline:
+        if not _is_int(p) or b.kind != "DECL_REF_EXPR" or b.ref is None or id(b.ref) in sym.inline or \
+                id(b.ref) in sym.consts:        # _bind_cases's value (_Sym.variable gives it)
             continue
         init, reach = (sym.caller_arg(b.ref), None) if b.ref.kind != "VAR_DECL" else (None, _read_back(sym, b.ref))
         if reach is not None and reach[0] == "device":

@@ -1017,7 +1017,7 @@ def _elements(sym: _Sym, size_node, elem: int, unit: tuple | None = None) -> str
     if isinstance(const, int):
         return str(max(1, const // elem))
     if n.kind == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind == "VAR_DECL" and \
-            id(n.ref) not in sym.names:
+            id(n.ref) not in sym.names and id(n.ref) not in sym.consts:     # not _bind_cases's value
         d = sym.definition(n.ref, n)
         if d is not None and _has_var_refs(d):
             return _elements(sym, d, elem)         # `size_t bytes = n * sizeof(float)`
