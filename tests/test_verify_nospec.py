@@ -973,11 +973,14 @@ int main() {
     # assigned twice, or after the launch: not one value
     d = derive_text(tmp_path, base.replace("@BODY@", "dim3 b; b.x = 32; b.x = 64;\n  k<<<n / 64, b>>>(x, n);"))["k"]
     assert [p.what for p in d.problems] == ["block"]
-    d = derive_text(tmp_path, base.replace("@BODY@", "P p; p.m = n; std::vector<int> v(8);\n"
+    d = derive_text(tmp_path, base.replace("@BODY@", "P p; std::vector<int> v(8); p.m = v.size();\n"
                                                      "  k<<<p.m / 256 + v.size(), 256>>>(x, n);"))["k"]
     assert (d.grid, d.problems) == ("(p_m // 256) + v_size", [])
     assert d.sizes["p_m"] == 1000 and d.sizes["v_size"] == 1000
     assert "p_m is `p.m`, decided at run time: 1000 assumed (--sizes p_m=N)" in d.notes
+    # a field every write of which stores one constant (`n`) is that constant (tests/test_derive_bounds.py)
+    d = derive_text(tmp_path, base.replace("@BODY@", "P p; p.m = n;\n  k<<<p.m / 256, 256>>>(x, n);"))["k"]
+    assert (d.grid, d.problems, d.sizes["p_m"]) == ("p_m // 256", [], 1 << 16)
 
 
 def test_a_pointer_cast_then_offset_is_a_use_that_may_write(tmp_path):

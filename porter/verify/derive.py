@@ -35,9 +35,9 @@ from pathlib import Path
 # the layers under this file: types -> sizes (host expressions) -> body (what the kernel does); units (files)
 from porter.verify.derive_body import _communicates, _pointer_use, claimed_stores, index_uses
 from porter.verify.derive_sizes import (HEURISTIC_BLOCK, HEURISTIC_SIZE, Underivable, Unknown, _allocation,
-                                        _at_launch, _bare, _computed, _dims_text, _elements, _expressible,
+                                        _at_launch, _bare, _bind_cases, _computed, _dims_text, _elements, _expressible,
                                         _first_launch_note, _grid_text, _has_var_refs, _loop_start, _lost_write,
-                                        _mark_inline, _offset_buffer, _past_offset, _read_back, _Sym,
+                                        _mark_inline, _offset_buffer, _past_offset, _read_back, _run_time_value, _Sym,
                                         _through_wrappers, _tidy, _unreached, _wrapper_block, _zeroed)
 from porter.verify.derive_types import _BYTES, _canon, _dtype, _flat_pointee, _subst
 from porter.verify.derive_units import _Hosts, _remapped, _remapped_line, _unit_model
@@ -334,6 +334,7 @@ def _from_site(model, fn, site, args, sym: _Sym, d: Derived) -> None:
     """Block, grid, dynamic shared memory and size names from the launch `k<<<grid, block, shmem>>>(args)`."""
     from porter.analysis.launch import fold_int, site_shapes
     sl = _line(model, site.node)
+    _bind_cases(sym)                    # `case 3:` of `switch (topk)` around the launch: topk is 3 there
     shapes = site_shapes(model, site, fn)
     if sym.env:                         # the host template instantiation the kernel's instance comes from
         shapes = [s for s in shapes if all(s[1].get(k, v) == v for k, v in sym.env.items())]
@@ -358,7 +359,8 @@ def _from_site(model, fn, site, args, sym: _Sym, d: Derived) -> None:
     for p, a in zip(fn.params, args):
         b = _bare(a)
         b = _through_wrappers(sym, b)
-        if not _is_int(p) or b.kind != "DECL_REF_EXPR" or b.ref is None or id(b.ref) in sym.inline:
+        if not _is_int(p) or b.kind != "DECL_REF_EXPR" or b.ref is None or id(b.ref) in sym.inline or \
+                id(b.ref) in sym.consts:        # _bind_cases's value (_Sym.variable gives it)
             continue
         init, reach = (sym.caller_arg(b.ref), None) if b.ref.kind != "VAR_DECL" else (None, _read_back(sym, b.ref))
         if reach is not None and reach[0] == "device":
@@ -393,9 +395,9 @@ def _from_site(model, fn, site, args, sym: _Sym, d: Derived) -> None:
                 d.problems.append(Problem(p.name, f"'{p.name}': {e}"))
                 continue
             if not known:
-                sym.size_name(b.ref, HEURISTIC_SIZE, f"{{name}} is decided at run time "
-                                                     f"({sym.where(b.ref)}): {HEURISTIC_SIZE} assumed "
-                                                     "(--sizes {name}=N)", p.name)
+                value, words = _run_time_value(sym, b.ref, HEURISTIC_SIZE)
+                sym.size_name(b.ref, value, f"{{name}} is decided at run time ({sym.where(b.ref)}): {words} "
+                                            "(--sizes {name}=N)", p.name)
     try:
         d.grid = _grid_text(sym, site.grid)
     except Underivable as e:

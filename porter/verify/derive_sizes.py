@@ -3,6 +3,7 @@ size names (1000 / 256 when the program decides them at run time, with a note), 
 variables, buffer lengths from `cudaMalloc(&p, bytes)`, inputs zeroed by `cudaMemset`."""
 from __future__ import annotations
 
+import math
 import re
 
 from porter.verify.derive_types import _BYTES, _dtype, _subst
@@ -297,6 +298,12 @@ class _Sym:
                 re.search(r"int|long|short|size_t|unsigned", n.type or ""):
             # lut-gemm's `nqW.mSize`, minibude's `params.wgSize`: a field the program fills at run time
             key = ("member", id(base.ref), n.spelling)
+            fixed = _field_constant(self, _struct_name(base.type), n.spelling) if key not in self.names else None
+            if fixed is not None:       # backprop's `net->hidden_n`, 16 wherever the program creates a net
+                self.size_name_key(key, f"{base.spelling}_{n.spelling}", fixed[0],
+                                   f"{{name}} is `{base.spelling}.{n.spelling}`: {fixed[0]}, what every write "
+                                   f"the program makes stores ({self.where(fixed[1])}: "
+                                   f"`{' '.join(fixed[1].text.split())}`) (--sizes {{name}}=N)")
             if key not in self.names:
                 self.size_name_key(key, f"{base.spelling}_{n.spelling}", self.fallback,
                                    f"{{name}} is `{base.spelling}.{n.spelling}`, decided at run time: "
@@ -422,8 +429,178 @@ class _Sym:
             self.notes.append(f"`{decl.spelling}` is the counter of the loop at {where}: its first value "
                               f"{text} taken")
             return text
-        return self.size_name(decl, self.fallback, f"{{name}} is decided at run time ({where}): "
-                                                   f"{self.fallback} assumed (--sizes {{name}}=N)")
+        value, words = _run_time_value(self, decl, self.fallback)
+        return self.size_name(decl, value, f"{{name}} is decided at run time ({where}): {words} "
+                                           "(--sizes {name}=N)")
+
+
+_EXITS = ("exit", "abort", "_exit", "quick_exit")
+
+
+def _exits(stmt) -> bool:
+    """A statement that leaves the program or the function: `return`, `exit(1)`, `throw`, or a block ending so."""
+    while stmt is not None and stmt.kind == "COMPOUND_STMT" and stmt.children:
+        stmt = stmt.children[-1]
+    if stmt is None:
+        return False
+    if stmt.kind in ("RETURN_STMT", "CXX_THROW_EXPR"):
+        return True
+    b = _bare(stmt)
+    return b.kind == "CALL_EXPR" and b.spelling in _EXITS
+
+
+def _refusals(decl) -> list:
+    """(op, constant, if statement) for each `if (v OP C) return / exit` (or `C OP v`, joined by `||`) that runs
+    unconditionally in a function of `decl`'s file and refuses values of `decl` (tissue's `if (dim > 32) { ...
+    return 1; }`); `%` for `if (v % C)` / `if (v % C != 0)`."""
+    from porter.analysis.launch import fold_int
+    model = decl.model
+    scope = decl.enclosing(*_FUNCTIONS)
+    ifs = [n for n in (scope.walk() if scope is not None else model.of_kind("IF_STMT")) if n.kind == "IF_STMT"]
+    flip = {">": "<", ">=": "<=", "<": ">", "<=": ">="}
+    out = []
+    for s in ifs:
+        if len(s.children) != 2 or not _exits(s.children[1]) or any(
+                a.kind in _BRANCHES or a.kind == "CASE_STMT" for a in s.ancestors()
+                if a.kind not in _FUNCTIONS and a.enclosing(*_FUNCTIONS) is not None):
+            continue                    # under a branch or in a loop: not every run passes it
+        todo = [s.children[0].strip]
+        while todo:
+            c = _bare(todo.pop())
+            if c.kind != "BINARY_OPERATOR" or len(c.children) != 2:
+                continue
+            if c.op == "||":
+                todo += c.children
+                continue
+            a, b = (_bare(k) for k in c.children)
+            if c.op == "!=" and a.kind == "BINARY_OPERATOR" and a.op == "%" and fold_int(model, b) == 0:
+                c, a, b = a, *(_bare(k) for k in a.children)
+            if c.op == "%" and a.kind == "DECL_REF_EXPR" and a.ref is decl:
+                k = fold_int(model, b)
+                if isinstance(k, int) and k > 1:
+                    out.append(("%", k, s))
+                continue
+            op = c.op
+            if b.kind == "DECL_REF_EXPR" and b.ref is decl and op in flip:
+                a, b, op = b, a, flip[op]
+            if op in flip and a.kind == "DECL_REF_EXPR" and a.ref is decl:
+                k = fold_int(model, b)
+                if isinstance(k, int) and not isinstance(k, bool):
+                    out.append((op, k, s))
+    return out
+
+
+def _run_time_value(sym: _Sym, decl, fallback: int) -> tuple[int, str]:
+    """(value, words) for a size the program decides at run time: `fallback`, brought inside the values the
+    program accepts (its refusals: `if (dim > 32) return 1;` makes 1000 into 32), and "N assumed, ..."."""
+    if decl is None or decl.kind != "VAR_DECL":
+        return fallback, f"{fallback} assumed"
+    lo, hi, mult, why = None, None, 1, []
+    for op, k, s in _refusals(decl):
+        if op == ">":
+            hi = k if hi is None else min(hi, k)
+        elif op == ">=":
+            hi = k - 1 if hi is None else min(hi, k - 1)
+        elif op == "<":
+            lo = k if lo is None else max(lo, k)
+        elif op == "<=":
+            lo = k + 1 if lo is None else max(lo, k + 1)
+        else:
+            mult = mult * k // math.gcd(mult, k)
+        why.append(sym.where(s))
+    v = fallback
+    if hi is not None and v > hi:
+        v = hi
+    if lo is not None and v < lo:
+        v = lo
+    if mult > 1:
+        v = max(mult, v // mult * mult)
+    if v == fallback or (hi is not None and v > hi) or (lo is not None and v < lo) or v <= 0:
+        return fallback, f"{fallback} assumed"   # nothing refused it, or no value is left: the plain guess
+    return v, f"{v} assumed, the program refusing {fallback} ({', '.join(dict.fromkeys(why))})"
+
+
+def _struct_name(t: str) -> str:
+    return re.sub(r"\b(const|volatile|struct|class)\b|[*&\s]", "", t or "")
+
+
+def _program_models(sym: _Sym, pat):
+    """The kernel's host model and the program's other files whose text matches `pat`."""
+    yield sym.model
+    if sym.hosts is not None:
+        from pathlib import Path
+        yield from sym.hosts._mentioning(pat, skip=str(Path(sym.model.path).resolve()))
+
+
+def _field_constant(sym: _Sym, struct: str, field: str):
+    """(value, where) when every write `x->field = E` / `x.field = E` to a `struct` the program makes stores one
+    constant: E folds, or E is a parameter of a function every live call of which passes that constant, followed
+    through the calls in the program's files (backprop's `newnet->hidden_n = n_hidden` in
+    `bpnn_internal_create(n_in, n_hidden, n_out)`, called by `bpnn_create(layer_size, 16, 1)`); Unknown when the
+    writes store different constants; None when no write is found, the field's address is taken, or a write's
+    value is decided at run time (the field then is a run-time size)."""
+    pat = re.compile(r"(?:->|\.)\s*" + re.escape(field) + r"\s*=[^=]")
+    # `&p.field`, `std::ref(p.field)`: written through a reference too (minibude's command-line parser)
+    away = re.compile(r"(?:&|\bref\s*\()\s*[\w\[\]().]*?(?:->|\.)\s*" + re.escape(field) + r"\b(?!\s*\()")
+    if any(away.search(m.source.text) for m in _program_models(sym, away)):
+        return None
+    models = list(_program_models(sym, pat))
+    values, where = set(), None
+    for m in models:
+        for n in m.of_kind("MEMBER_REF_EXPR"):
+            p = n.parent
+            if n.spelling != field or not n.children or _struct_name(n.children[0].type) != struct or \
+                    p is None or p.kind != "BINARY_OPERATOR" or p.op != "=" or len(p.children) != 2 or \
+                    _bare(p.children[0]) is not n:
+                continue
+            got = _passed_constants(sym, p.children[1], 0)
+            if not got:
+                return None
+            values |= got
+            where = where or p
+    if len(values) > 1:
+        raise Unknown(f"`{field}` of a `{struct}` is set to {' and '.join(map(str, sorted(values)))} by the program "
+                      f"({sym.where(where)}: `{' '.join(where.text.split())}`): which the launch sees is not known")
+    return (values.pop(), where) if values else None
+
+
+def _passed_constants(sym: _Sym, e, depth: int) -> set | None:
+    """The constants expression `e` of a host function holds over the program's live calls of that function
+    (a parameter followed to the arguments of each call); None when one of them is not a constant."""
+    from porter.analysis.launch import fold_int
+    v = fold_int(e.model, e)
+    if isinstance(v, int) and not isinstance(v, bool):
+        return {v}
+    b = _bare(e)
+    if depth > 4 or b.kind != "DECL_REF_EXPR" or b.ref is None or b.ref.kind != "PARM_DECL":
+        return None
+    fn = b.model.function_of(b)
+    if fn is None or fn.node is not b.ref.parent or b.ref.spelling not in [q.name for q in fn.params]:
+        return None
+    from porter.analysis.affine import analysis
+    if id(b.ref) in analysis(b.model).assigned:
+        return None                     # the parameter is changed in the function
+    k = [q.name for q in fn.params].index(b.ref.spelling)
+    pat = re.compile(r"(?<![\w.>:])" + re.escape(fn.name) + r"\s*\(")
+    models = list(_program_models(sym, pat))
+    if sym.hosts is not None and b.model not in models:
+        models.append(b.model)
+    calls = [c for m in models for c in m.of_kind("CALL_EXPR")
+             if c.spelling == fn.name and len(c.args()) == len(fn.params) and
+             (m.function_of(c) is None or m.function_of(c).name != fn.name)]
+    called = lambda name: name == "main" or any(    # noqa: E731
+        c.spelling == name for m in models + list(_program_models(sym, re.compile(re.escape(name) + r"\s*\(")))
+        for c in m.of_kind("CALL_EXPR"))
+    live = [c for c in calls if c.model.function_of(c) is not None and called(c.model.function_of(c).name)]
+    if not live:
+        return None
+    out = set()
+    for c in live:
+        got = _passed_constants(sym, c.args()[k], depth + 1)
+        if not got:
+            return None
+        out |= got
+    return out
 
 
 def _array_element(sym: _Sym, n):
@@ -840,7 +1017,7 @@ def _elements(sym: _Sym, size_node, elem: int, unit: tuple | None = None) -> str
     if isinstance(const, int):
         return str(max(1, const // elem))
     if n.kind == "DECL_REF_EXPR" and n.ref is not None and n.ref.kind == "VAR_DECL" and \
-            id(n.ref) not in sym.names:
+            id(n.ref) not in sym.names and id(n.ref) not in sym.consts:     # not _bind_cases's value
         d = sym.definition(n.ref, n)
         if d is not None and _has_var_refs(d):
             return _elements(sym, d, elem)         # `size_t bytes = n * sizeof(float)`
@@ -1120,6 +1297,70 @@ def _launch_point(sym: _Sym, decl):
     return None
 
 
+def _case_label(body, node):
+    """The value expression of the `case` label nearest before `node` in the switch's `body` (`case 2: case 3:
+    launch` or a fall-through from `case 2`: 3, a value the launch runs with); None under `default:`, or with
+    a `break` / `return` between the label and the statement holding `node`."""
+    top = next((a for a in [node, *node.ancestors()] if a.parent is body), None)
+    if top is None:
+        return None
+    kids = body.children
+    i = next(j for j, c in enumerate(kids) if c is top)
+    while i >= 0 and kids[i].kind not in ("CASE_STMT", "DEFAULT_STMT"):
+        if kids[i].kind in ("BREAK_STMT", "RETURN_STMT", "CONTINUE_STMT"):
+            return None
+        i -= 1                          # statements after a label are its siblings in the body
+    label = kids[i] if i >= 0 else None
+    while label is not None and label.kind in ("CASE_STMT", "DEFAULT_STMT") and label.children and \
+            label.children[-1].kind in ("CASE_STMT", "DEFAULT_STMT"):
+        label = label.children[-1]      # `case 2: case 3:` nests: the innermost is nearest
+    if label is None or label.kind != "CASE_STMT" or len(label.children) != 2 or \
+            label.children[1].kind in ("BREAK_STMT", "RETURN_STMT", "CONTINUE_STMT") and label is not top:
+        return None                     # `case 3: break;` then the launch: not run under case 3
+    return label.children[0]
+
+
+def _bind_cases(sym: _Sym) -> None:
+    """The value a variable has at the launch when the launch runs only under `case C:` of `switch (v)` or in
+    the then-branch of `if (v == C)`: C (moe-sum's `switch (topk) { case 3: k<float, 3><<<...>>>` whose buffers
+    are sized by `topk`, the counter of its caller's loop: not that loop's first value). A parameter `v` of a
+    host function binds the caller's variable it receives too (caller_arg's call)."""
+    from porter.analysis.launch import fold_int
+    if sym.site is None:
+        return
+    node = sym.site.node
+    for a in node.ancestors():
+        if a.kind in _FUNCTIONS:
+            break
+        var = value = None
+        if a.kind == "SWITCH_STMT" and len(a.children) == 2 and a.children[1].kind == "COMPOUND_STMT":
+            var, value = _bare(a.children[0]), _case_label(a.children[1], node)
+        elif a.kind == "IF_STMT" and len(a.children) >= 2 and _inside(a.children[1], node):
+            c = a.children[0].strip
+            if c.kind == "BINARY_OPERATOR" and c.op == "==" and len(c.children) == 2:
+                x, y = (_bare(k) for k in c.children)
+                var, value = (x, y) if x.kind == "DECL_REF_EXPR" else (y, x)
+        if var is None or value is None or var.kind != "DECL_REF_EXPR" or var.ref is None:
+            continue
+        v = fold_int(value.model, value, sym.env)
+        decl = var.ref
+        if v is None or isinstance(v, bool) or id(decl) in sym.consts:
+            continue
+        bound = []
+        for _ in range(4):              # the parameter, the caller's variable it receives, ...
+            if decl is None or decl.kind not in ("VAR_DECL", "PARM_DECL") or id(decl) in sym.consts:
+                break
+            sym.consts[id(decl)] = v
+            arg = sym.caller_arg(decl) if decl.kind == "PARM_DECL" else None
+            arg = _bare(arg) if arg is not None else None
+            decl = arg.ref if arg is not None and arg.kind == "DECL_REF_EXPR" else None
+            if decl is not None:
+                bound.append(f"`{decl.spelling}` passed for it at {sym.where(arg)}")
+        what = "`case` label" if a.kind == "SWITCH_STMT" else "`if`"
+        sym.notes.append(f"`{var.spelling}` is {v} at the launch (its {what} at {sym.where(value)})" +
+                         (f", and so is {', '.join(bound)}" if bound else ""))
+
+
 def _conditions(node, point, fn_node) -> list:
     """The if / loop statements around `node` that do not also hold `point` (the writes the launch may not see)."""
     out = []
@@ -1376,6 +1617,14 @@ def _computed(sym: _Sym, decl, init, depth: int = 0) -> str | None:
     of its own is taken then)."""
     if depth > 4 or _INPUT_CALLS.search(init.text or ""):
         return None
+    e = _bare(init)
+    base = _bare(e.children[0]) if e.kind == "ARRAY_SUBSCRIPT_EXPR" and len(e.children) == 2 else None
+    if base is not None and base.kind == "DECL_REF_EXPR" and "*" in (base.type or "") and \
+            re.search(r"int|long|short|size_t|unsigned", e.type or ""):
+        # streamcluster's `pgain(feasible[x], ...)`: a point the program's data picks, which the kernel indexes
+        # with (`coord[i * num + x]`): a value below num, not a size of its own
+        return f"`{decl.spelling}` is `{' '.join(init.text.split())}` ({sym.where(init)}), an element of the " \
+               f"program's data `{base.spelling}`: not a size the source gives"
     own = {f.name for f in sym.model.functions if f.body is not None and not f.is_kernel}
     for call in init.walk():
         ref = call.ref if call.kind == "DECL_REF_EXPR" else None
