@@ -243,6 +243,50 @@ def test_shifts_by_a_size_loop_counters_and_dependent_wrapper_calls(tmp_path):
     assert d.sizes == {"lg_": 6, "trials": 3} and not any("counter of the loop" in x for x in d.notes)
 
 
+MASKED = """
+__global__ void fill(float *a, unsigned int n)
+{
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) a[i] = 1.0f;
+}
+int main()
+{
+    unsigned long total = 1 << 20;
+    unsigned long bytes = total;
+    bytes = bytes & (~(256 - 1));
+    unsigned long low = total & 1023;
+    unsigned long odd = total & 1000;
+    float *d, *e, *f;
+    cudaMalloc(&d, bytes);
+    cudaMalloc(&e, low + 4);
+    cudaMalloc(&f, odd);
+    fill<<<1, 256>>>(d, 256);
+    fill<<<1, 256>>>(e, 256);
+    fill<<<1, 256>>>(f, 256);
+    return 0;
+}
+"""
+
+
+def test_a_mask_to_a_multiple_of_a_power_of_two_is_a_size_expression(tmp_path):
+    # ert's `nsize = nsize & (~(ERT_ALIGN - 1))` (was "decided at run time": 1000 assumed, not 1 << 20)
+    d = derive(tmp_path, MASKED)["fill"]
+    assert (d.signature, d.problems) == ("a: f32[((1048576 // 256) * 256) // 4] out, n: u32 = 256", [])
+    from porter.verify.derive_sizes import _Sym, Underivable
+    from porter.verify.derive_units import _unit_model
+    p = tmp_path / "k.cu"
+    model, _ = _unit_model(str(p))
+    try:
+        sym = _Sym(model, model.launches[0], model.kernels[0])
+        init = {v.spelling: v for v in model.of_kind("VAR_DECL")}
+        low, odd = (next(c for c in init[n].children if c.kind == "BINARY_OPERATOR") for n in ("low", "odd"))
+        assert sym.expr(low) == "(total % 1024)"
+        with pytest.raises(Underivable):    # 1000 is no power of two less one: no notation for it
+            sym.expr(odd)
+    finally:
+        model.release()
+
+
 EXCLUDED = """#define USE_SIMPLE {value}
 __global__ void simple(const float *a, float *b, int w, int h)
 {{

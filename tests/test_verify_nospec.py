@@ -1320,7 +1320,8 @@ int main() {
 """
     d = derive_text(tmp_path, src)["k"]
     assert [(p.what, p.message) for p in d.problems] == [(
-        "launch", "no launch site in this file (its launch at line 7 is in code the preprocessor leaves out), and "
+        "launch", "no launch site in this file (its launch at line 7 is in code the preprocessor leaves out: "
+                  "`#if SIMPLE` at line 6, SIMPLE defined as `0` at line 2), and "
                   "not exactly one integer parameter to take for the size: grid, block and sizes are needed")]
     d = derive_text(tmp_path, src.replace("  k<<<1, 64>>>(d, 8, 8);\n", ""))["k"]
     assert "preprocessor" not in d.problems[0].message

@@ -201,6 +201,15 @@ class _Sym:
             name = self.element(n)
             if name is not None:
                 return name
+        if k == "BINARY_OPERATOR" and len(n.children) == 2 and n.op == "&":
+            # ert's `nsize & (~(ERT_ALIGN - 1))`: rounded down to a multiple of a power of two (x & (2^k - 1): x % 2^k)
+            for x, m in (n.children, n.children[::-1]):
+                mask = fold_int(n.model, m, self.env)
+                if isinstance(mask, int) and mask < 0 and (-mask) & (-mask - 1) == 0:
+                    a = self.expr(x, depth + 1)
+                    return f"(({a} // {-mask}) * {-mask})"
+                if isinstance(mask, int) and mask > 0 and (mask + 1) & mask == 0:
+                    return f"({self.expr(x, depth + 1)} % {mask + 1})"
         if k == "BINARY_OPERATOR" and len(n.children) == 2 and n.op in ("+", "-", "*", "/", "%", "<<", ">>"):
             a, b = self.expr(n.children[0], depth + 1), self.expr(n.children[1], depth + 1)
             op = n.op
