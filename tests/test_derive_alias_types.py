@@ -335,3 +335,39 @@ def test_a_launch_in_the_else_branch_names_the_if_it_belongs_to(tmp_path):
     assert [p.what for p in f.problems] == ["launch"]
     assert "`#else (of #if USE_SIMPLE)` at line 20, USE_SIMPLE defined as `1` at line 1" in f.problems[0].message
     assert ks["simple"].problems == []
+
+
+# ------------------------------------------------------------------------------------------ Oclgrind
+
+BREV = """
+__global__ void rev(unsigned int *out, const unsigned int *in, int n)
+{{
+    int i = threadIdx.x;
+    if (i < n) out[i{past}] = __brev(in[i]);
+}}
+int main()
+{{
+    const int n = 256;
+    unsigned int *a, *b;
+    cudaMalloc(&a, n * sizeof(unsigned int));
+    cudaMalloc(&b, n * sizeof(unsigned int));
+    rev<<<1, n>>>(b, a, n);
+    return 0;
+}}
+"""
+
+
+@pytest.mark.skipif(not __import__("porter.verify.backends.oclgrind", fromlist=["x"]).available()[0],
+                    reason="needs oclgrind")
+@pytest.mark.parametrize("past", ["", " + 1"])
+def test_oclgrind_runs_a_kernel_its_optimizer_gave_an_intrinsic_it_cannot_link(tmp_path, past):
+    # bitpermute: clang turns the translation's bit-reversal loop into llvm.bitreverse.i32, which Oclgrind does not
+    # link (was "no kernel 'bit_rev_permutation' in the OpenCL program", and breadth's bounds check saw nothing):
+    # built unoptimised it runs, and still finds a write past the end
+    (tmp_path / "k.cu").write_text(BREV.format(past=past))
+    r = cuport(str(tmp_path / "k.cu"), "--kernels", "rev", "--targets", "oclgrind")
+    assert "no kernel" not in r.stdout, r.stdout
+    if past:
+        assert r.returncode != 0 and "Invalid write" in r.stdout, r.stdout
+    else:
+        assert r.returncode == 0 and r.stdout.count(" pass") >= 2 and " FAIL" not in r.stdout, r.stdout + r.stderr
