@@ -21,7 +21,9 @@ derive_units.py):
   integer parameter is assumed 1-D (grid ceil(n / 256), block 256, every array of n elements), with a note.
 - a template kernel gives one case per instance the program launches (translate/templates.py's instances).
 - a template kernel instantiated by the file that includes its file derives through that file (sampling).
-What cannot be derived (aliasing pointer arguments, a buffer allocated out of sight, memory indexed with values
+One buffer variable given to two pointer parameters is one array bound to both (Case.alias), unless one is
+`__restrict__` and the buffer is written (undefined in CUDA) or they point to it at different offsets.
+What cannot be derived (such aliasing, a buffer allocated out of sight, memory indexed with values
 read from the kernel's inputs, a template never launched) is a Problem: spec-less verify refuses the kernel and
 points to `cuport verify --init`, whose skeleton marks it TODO with a placeholder that loads and runs.
 """
@@ -39,7 +41,8 @@ from porter.verify.derive_sizes import (HEURISTIC_BLOCK, HEURISTIC_SIZE, Underiv
                                         _first_launch_note, _grid_text, _has_var_refs, _loop_start, _lost_write,
                                         _mark_inline, _offset_buffer, _past_offset, _read_back, _run_time_value, _Sym,
                                         _through_wrappers, _tidy, _unreached, _wrapper_block, _zeroed)
-from porter.verify.derive_types import _BYTES, _canon, _dtype, _flat_pointee, _subst
+from porter.verify.derive_types import (_BYTES, _canon, _dtype, _flat_pointee, _flat_record, _subst, named_type,
+                                        resolved_arg)
 from porter.verify.derive_units import _Hosts, _remapped, _remapped_line, _unit_model
 
 DIFF_TOL = {"f32": (1e-4, 1e-5), "f64": (1e-10, 1e-12),   # translations against each other (sum order differs)
@@ -82,6 +85,7 @@ class Derived:
     defined_in: str | None = None   # the header defining a kernel derived with the file that includes it
     structs: dict = field(default_factory=dict)   # spec structs the signature names {name: fields}
     unordered: list = field(default_factory=list)  # outputs written at positions claimed by atomics (multisets)
+    alias: dict = field(default_factory=dict)     # {parameter: parameter}: one buffer given to both (Case.alias)
 
     @property
     def signature(self) -> str:
@@ -99,6 +103,7 @@ class Derived:
                 "grid": self.grid, "block": self.block, "shared_mem": self.shared, "sizes": [self.sizes],
                 "init": {p.name: list(p.init) for p in self.params if p.init},
                 "tol": {t: DIFF_TOL[t] for t in self.tol_dtypes()}, "structs": dict(self.structs),
+                **({"alias": dict(self.alias)} if self.alias else {}),
                 "translate": {} if portability_fixes else {"portability_fixes": False},
                 **({"unordered": list(self.unordered)} if self.unordered else {})}
 
@@ -111,7 +116,8 @@ def case_from_dict(d: dict):
                 reference=None, sizes=[dict(s) for s in d["sizes"]], shared_mem=d.get("shared_mem", 0),
                 init={k: Init(v[0], tuple(v[1])) for k, v in d.get("init", {}).items()},
                 tol={k: Tol(*v) for k, v in d.get("tol", {}).items()}, translate=dict(d.get("translate", {})),
-                structs=dict(d.get("structs", {})), unordered=tuple(d.get("unordered", ())))
+                structs=dict(d.get("structs", {})), unordered=tuple(d.get("unordered", ())),
+                alias=dict(d.get("alias", {})))
     case.spec_path, case.index, case.derived = str(path), 0, d
     return case
 
@@ -172,8 +178,8 @@ def derive_kernel(model, fn, inst=None, host=None, hosts=None) -> Derived:
     site = sites[0] if sites else None
     sym = _Sym(model, site, fn, env)
     sym.hosts = hosts
-    if inst is not None:
-        sym.types = dict(inst.args)
+    if inst is not None:                # quicksort's `uint`: its scalar type
+        sym.types = {k: resolved_arg(kmodel, v) for k, v in inst.args.items()}
     args = list(site.args) if site is not None else []
     if site is not None and len(args) != len(fn.params):
         d.problems.append(Problem("launch", f"the launch at line {_line(model, site.node)} passes {len(args)} "
@@ -193,6 +199,7 @@ def derive_kernel(model, fn, inst=None, host=None, hosts=None) -> Derived:
             d.params.append(_array(model, fn, sym, d, p, a, seen_buffers, elementwise))
         else:
             d.params.append(_scalar(sym, d, p, a))
+    _bind_aliases(d)
     if fn.body is not None:
         _index_ranges(kmodel, fn, sym, d, args)
         _unordered(kmodel, fn, d)
@@ -381,7 +388,7 @@ def _from_site(model, fn, site, args, sym: _Sym, d: Derived) -> None:
         const = fold_int(init.model, init, sym.env) if init is not None else None
         if const is not None and not _has_var_refs(init):
             sym.size_name(b.ref, const, name=p.name)
-        elif init is None and _loop_start(b.ref) is not None:
+        elif init is None and _loop_start(b.ref, b) is not None:
             continue                    # a loop counter: _Sym.variable gives its first value
         elif init is None and reach is None and _lost_write(sym, b.ref):
             sym.size_name(b.ref, HEURISTIC_SIZE, f"{{name}}: {_lost_write(sym, b.ref)}: {HEURISTIC_SIZE} assumed "
@@ -425,9 +432,42 @@ def _without_site(fn, sym: _Sym, d: Derived) -> None:
         where = ""
         if m is not None:               # recursiveGaussian's `#if USE_SIMPLE_FILTER` launch: the build leaves it out
             where = f" (its launch at line {text.count(chr(10), 0, m.start()) + 1} is in code the preprocessor " \
-                    "leaves out)"
+                    f"leaves out{_excluded_by(text, m.start())})"
         d.problems.append(Problem("launch", f"no launch site in this file{where}, and not exactly one integer "
                                             "parameter to take for the size: grid, block and sizes are needed"))
+
+
+_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(.*)$", re.M)
+
+
+def _excluded_by(text: str, offset: int) -> str:
+    """`: `#if USE_SIMPLE_FILTER` at line 241, USE_SIMPLE_FILTER defined as `0` at line 17`: the conditional
+    around `offset` that leaves it out and the definitions of the macros it tests (none: not defined); "" when no
+    conditional is found around it."""
+    stack = []                          # (directive text, line) of the open conditionals
+    for m in _DIRECTIVE.finditer(text, 0, offset):
+        kind, line = m.group(1), text.count("\n", 0, m.start()) + 1
+        shown = " ".join(m.group(0).split())
+        if kind in ("if", "ifdef", "ifndef"):
+            stack.append((shown, line))
+        elif kind in ("elif", "else") and stack:
+            stack[-1] = (shown if kind == "elif" else f"{shown} (of {stack[-1][0]})", line)
+        elif kind == "endif" and stack:
+            stack.pop()
+    if not stack:
+        return ""
+    shown, line = stack[-1]
+    names = [n for n in dict.fromkeys(re.findall(r"\b[A-Za-z_]\w*\b", re.sub(r"^#\s*\w+", "", shown)))
+             if n not in ("defined", "of", "if", "ifdef", "ifndef", "elif", "else")]
+    said = []
+    for n in names[:3]:
+        defs = list(re.finditer(r"^[ \t]*#[ \t]*define[ \t]+" + re.escape(n) + r"\b[ \t]*(.*)$", text[:offset], re.M))
+        if defs:
+            value = " ".join(defs[-1].group(1).split()) or "(empty)"
+            said.append(f"{n} defined as `{value}` at line {text.count(chr(10), 0, defs[-1].start()) + 1}")
+        else:
+            said.append(f"{n} not defined in the program's sources (a -D of the build would set it)")
+    return f": `{shown}` at line {line}" + (", " + ", ".join(said) if said else "")
 
 
 def _line(model, node) -> int:
@@ -442,6 +482,9 @@ def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) ->
     unit = None                         # (bytes, scalars) of a struct element read as a flat buffer
     if dtype is None:
         flat = _flat_pointee(p)
+        if flat is None and sym.types and "type-parameter" in (p.pointee or ""):
+            t = named_type(fn.node.model, pointee)      # ert's `T *A` of block_stride<half2>: 2 x f16 each
+            flat = _flat_record(t) if t is not None else None
         if flat is not None:            # Float3, KeyValue: a buffer of structs of one scalar type, no padding
             dtype, count = flat
             unit = (count * _BYTES[dtype], count)
@@ -470,6 +513,10 @@ def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) ->
         b = _through_wrappers(sym, b)
         table = _buffer_table(b)        # `mdlat[k]`: one buffer of a table, each cudaMalloc'd as `&mdlat[k]`
         offset = _offset_buffer(sym, b) if table is None else None     # `dE + k`, `&d_a[i]`
+        if offset is None and table is None and b.kind == "DECL_REF_EXPR" and b.ref is not None and \
+                b.ref.kind == "VAR_DECL" and _allocation(model, b.ref) is None:
+            init = sym.definition(b.ref, b)     # allreduce's `float *segment_update = &(output[e - s])`
+            offset = _offset_buffer(sym, _bare(init)) if init is not None else None
         if table is not None and _allocation(model, table.ref, element=True) is not None:
             key, size, shown = (id(table.ref), " ".join(b.text.split())), \
                 _allocation(model, table.ref, element=True), " ".join(b.text.split())
@@ -483,10 +530,20 @@ def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) ->
             key = None
             d.problems.append(Problem(p.name, f"'{p.name}' receives `{' '.join(arg.text.split())}`, not a buffer "
                                               "variable: its size is not known"))
+        # the pointer itself: one variable (a local holding `&p[k]` too) or one expression (`p + k`)
+        ptr = id(b.ref) if b.kind == "DECL_REF_EXPR" and b.ref is not None else " ".join(b.text.split())
         if key is not None and key in seen:
-            d.problems.append(Problem(p.name, f"'{p.name}' and '{seen[key]}' are the same buffer "
-                                              f"`{shown}` (aliasing): the translations may not keep it"))
+            other = next(q for q in d.params if q.name == seen[key])
+            why = _unaliasable(fn, p, seen[key], seen["ptr"][key] != ptr, direction, other.direction)
+            if why is None:             # bitpermute's `bit_rev(d_inout, d_inout, n)`: one buffer bound to both
+                d.alias[p.name] = seen[key]
+                d.notes.append(f"'{p.name}' and '{seen[key]}' are the same buffer `{shown}`: one array bound to "
+                               f"both (alias)")
+                return PDesc(p.name, dtype, None, direction)    # shape and init: the array's (_bind_aliases)
+            d.problems.append(Problem(p.name, f"'{p.name}' and '{seen[key]}' are the same buffer `{shown}` "
+                                              f"({why})"))
         elif key is not None:
+            seen.setdefault("ptr", {})[key] = ptr
             seen[key] = p.name
             elem = record.itemsize if record is not None else _BYTES[dtype]
             if size is None:
@@ -498,7 +555,9 @@ def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) ->
                     if offset is not None:
                         shape = _past_offset(sym, shape, *offset, pointee, unit)
                 except Underivable as e:
-                    d.problems.append(Problem(p.name, f"size of '{p.name}': {e}"))
+                    at = f" (`{b.spelling}` points into `{shown}` at `{' '.join(offset[1].text.split())}`)" \
+                        if offset is not None and b.kind == "DECL_REF_EXPR" else ""
+                    d.problems.append(Problem(p.name, f"size of '{p.name}'{at}: {e}"))
     if shape is None:
         shape = first.name if first is not None else "1"
         if not any(pr.what == p.name for pr in d.problems):
@@ -514,6 +573,41 @@ def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) ->
         init = (kind, (0.02,)) if kind == "special" else (kind, ((-1.0, 1.0) if dtype[0] == "f" else
                                                                  (0, 100) if dtype[0] == "u" else (-100, 100)))
     return PDesc(p.name, dtype, _tidy(shape), direction, init=init)
+
+
+_RESTRICT = re.compile(r"\*\s*(const\s+)?(__restrict__|__restrict|restrict)\b")
+
+
+def _unaliasable(fn, p, other: str, moved: bool, direction: str, other_direction: str) -> str | None:
+    """Why parameters `p` and `other`, given the same buffer, cannot be one array bound to both (a spec alias);
+    None when they can: one pointer (not two offsets into it), and no `__restrict__` one where it is written."""
+    if moved:
+        return "aliasing at different offsets: only one pointer can be bound to both"
+    q = next(q for q in fn.params if q.name == other)
+    restricted = [x.name for x in (q, p) if _RESTRICT.search(x.type or "")]
+    if restricted and (direction != "in" or other_direction != "in"):
+        return (f"aliasing: '{restricted[0]}' is `__restrict__` and the buffer is written, so CUDA's behaviour "
+                "is undefined for this launch")
+    return None
+
+
+def _bind_aliases(d: Derived) -> None:
+    """A parameter bound to another's buffer (d.alias) takes its shape; the buffer starts with the program's
+    data (an input) when either name reads it, since the host filled it for the read."""
+    descs = {q.name: q for q in d.params}
+    for a, b in list(d.alias.items()):
+        x, y = descs[a], descs[b]
+        if x.dtype != y.dtype:
+            del d.alias[a]
+            d.problems.append(Problem(a, f"'{a}' and '{b}' are the same buffer read as {x.dtype} and {y.dtype} "
+                                         "(aliasing through a cast): not generated"))
+            x.shape = y.shape
+            continue
+        x.shape, x.init = y.shape, None
+        if y.direction == "out" and x.direction != "out":     # read through `a`: the buffer is an input
+            y.direction = "inout"
+            y.init = ("uniform", (-1.0, 1.0) if y.dtype[0] == "f" else (0, 100) if y.dtype[0] == "u"
+                      else (-100, 100))
 
 
 def _record(d: Derived, p, pointer: bool, arg=None):
@@ -706,6 +800,7 @@ def skeleton(derived: list[Derived], spec_dir: Path, portability_fixes: bool = F
         out += ["    Case(",
                 f'        source="{rel}", kernel="{d.kernel}",',
                 *([f"        structs={d.structs!r},"] if d.structs else []),
+                *([f"        alias={d.alias!r},  # one buffer bound to both"] if d.alias else []),
                 f'        signature="{d.signature}",',
                 f'        grid="{d.grid}", block="{d.block}",']
         if d.shared != "0":

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import re
 
-from porter.verify.derive_types import _BYTES, _dtype, _subst
+from porter.verify.derive_types import _BYTES, _dtype, _subst, named_type
 
 
 _WRAPPERS = ("PAREN_EXPR", "UNEXPOSED_EXPR", "CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR", "CXX_FUNCTIONAL_CAST_EXPR")
@@ -116,7 +116,7 @@ class _Sym:
         if decl.spelling not in names:
             return None
         if id(fn) not in self.calls:
-            calls = [c for c in model.of_kind("CALL_EXPR") if c.spelling == fn.name and
+            calls = [c for c in model.of_kind("CALL_EXPR") if _callee(c) == fn.name and
                      len(c.args()) == len(names) and model.function_of(c) is not fn]
             elsewhere = not calls and self.hosts is not None
             if elsewhere:               # convolutionSeparable's conv.cu wrapper `convolutionRows(dst, ...)`
@@ -202,14 +202,24 @@ class _Sym:
             name = self.element(n)
             if name is not None:
                 return name
+        if k == "BINARY_OPERATOR" and len(n.children) == 2 and n.op == "&":
+            # ert's `nsize & (~(ERT_ALIGN - 1))`: rounded down to a multiple of a power of two (x & (2^k - 1): x % 2^k)
+            for x, m in (n.children, n.children[::-1]):
+                mask = fold_int(n.model, m, self.env)
+                if isinstance(mask, int) and mask < 0 and (-mask) & (-mask - 1) == 0:
+                    a = self.expr(x, depth + 1)
+                    return f"(({a} // {-mask}) * {-mask})"
+                if isinstance(mask, int) and mask > 0 and (mask + 1) & mask == 0:
+                    return f"({self.expr(x, depth + 1)} % {mask + 1})"
         if k == "BINARY_OPERATOR" and len(n.children) == 2 and n.op in ("+", "-", "*", "/", "%", "<<", ">>"):
             a, b = self.expr(n.children[0], depth + 1), self.expr(n.children[1], depth + 1)
             op = n.op
             if op in ("<<", ">>"):
                 shift = fold_int(n.model, n.children[1], self.env)
-                if shift is None or not 0 <= shift < 63:
+                if shift is not None and not 0 <= shift < 63:
                     raise Underivable(f"cannot express `{n.text}`")
-                op, b = ("*" if op == "<<" else "//"), str(1 << shift)
+                # bitpermute's `(size_t)1 << lg_domain_size`, lg a size: a power of two of it
+                op, b = ("*" if op == "<<" else "//"), str(1 << shift) if shift is not None else f"2 ** {b}"
             elif op == "/" and "float" not in (n.type or "") and "double" not in (n.type or ""):
                 op = "//"
             return f"({a} {op} {b})"
@@ -423,7 +433,7 @@ class _Sym:
         if lost:                        # said, not refused: a kernel that guards its size still verifies
             return self.size_name(decl, self.fallback, f"{{name}}: {lost}: {self.fallback} assumed "
                                                        "(--sizes {name}=N)")
-        first = _loop_start(decl)
+        first = _loop_start(decl, use)
         if first is not None:           # `for (int t = 0; t < iters; t++) k<<<...>>>(t)`: a value it takes
             text = self.expr(first, depth + 1)
             self.notes.append(f"`{decl.spelling}` is the counter of the loop at {where}: its first value "
@@ -695,11 +705,23 @@ def _reaching(decl, use, index=None):
     return value
 
 
-def _loop_start(decl):
-    """The initial value of a `for` loop's counter declared in its init (`for (int t = 0; ...)`), or None. Taking
-    the run-time fallback (1000) for it indexed past the end of buffers sized by the loop's bound (d2q9-bgk's
-    `Partial_Sum[... + tt * ...]`)."""
+def _loop_start(decl, use=None):
+    """The initial value of a `for` loop's counter declared in its init (`for (int t = 0; ...)`), or, at a `use`
+    inside the loop, assigned there (ert's `uint64_t t; ... for (t = 1; t <= ntrials; t = t * 2)`); None
+    otherwise. Taking the run-time fallback (1000) for it indexed past the end of buffers sized by the loop's bound
+    (d2q9-bgk's `Partial_Sum[... + tt * ...]`)."""
     stmt = decl.parent
+    if use is not None and (stmt is None or stmt.kind != "DECL_STMT" or stmt.parent is None or
+                            stmt.parent.kind != "FOR_STMT"):
+        loop = use.parent
+        while loop is not None and loop.kind != "FOR_STMT":
+            loop = loop.parent
+        first = _bare(loop.children[0]) if loop is not None and loop.children else None
+        if first is not None and first.kind == "BINARY_OPERATOR" and first.op == "=" and \
+                len(first.children) == 2 and _bare(first.children[0]).kind == "DECL_REF_EXPR" and \
+                _bare(first.children[0]).ref is decl:
+            return first.children[1]
+        return None
     if stmt is None or stmt.kind != "DECL_STMT" or stmt.parent is None or stmt.parent.kind != "FOR_STMT" or \
             not stmt.parent.children or stmt.parent.children[0] is not stmt:
         return None
@@ -836,6 +858,14 @@ def _fold_decl(sym: _Sym, d, depth: int = 0, use=None):
     return _fold_first(sym, init, depth + 1) if init is not None else None
 
 
+def _callee(call) -> str:
+    """The function a call names; in a template, a dependent call's (ert's `gpuKernel<T>(n, t, d_buf, ...)` in
+    `launchKernel<T>`: clang leaves its spelling empty)."""
+    if call.spelling or not call.children:
+        return call.spelling
+    return next((c.spelling for c in call.children[0].walk() if c.kind == "OVERLOADED_DECL_REF"), "")
+
+
 def _through_wrappers(sym: _Sym, b):
     """`k<<<...>>>(d, n)` inside `void run(int *d, int n)` called as `run(d_v, 4096)`: the caller's argument
     (`d_v`, `4096`) for a parameter of the host function, up to 3 wrappers deep; `b` itself otherwise."""
@@ -865,7 +895,10 @@ def _sizeof(sym: _Sym, node):
     else:
         name = m.group(1)
     dtype = _dtype(_subst(name, {**sym.env, **sym.types}))
-    return _BYTES.get(dtype) if dtype else None
+    if dtype is None:                   # ert's `sizeof(T)` of run<half2>: the struct's size
+        t = named_type(sym.model, _subst(name, {**sym.env, **sym.types}))
+        return t.get_size() if t is not None and t.get_size() > 0 else None
+    return _BYTES.get(dtype)
 
 
 def _bare(node):

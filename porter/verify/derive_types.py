@@ -40,6 +40,8 @@ def _flat_record(t, depth: int = 0):
     k = t.kind.name
     if k in _LEAVES:
         return _LEAVES[k], 1
+    if _is_half(t):                     # cuda_fp16.h's __half: one f16 (its `unsigned short __x` is the bits)
+        return "f16", 1
     if k == "CONSTANTARRAY" and depth < 6:
         inner = _flat_record(t.element_type, depth + 1)
         return (inner[0], inner[1] * t.element_count) if inner else None
@@ -55,6 +57,44 @@ def _flat_record(t, depth: int = 0):
         return None
     dt, n = leaves[0][0], sum(c for _, c in leaves)
     return (dt, n) if n * _BYTES[dt] == t.get_size() else None      # padding or an alignment attribute: no
+
+
+def _is_half(t) -> bool:
+    """The shim's (or CUDA's) `struct __half`: the f16 type, whatever its members say."""
+    return t.kind.name in ("HALF", "FLOAT16") or t.kind.name == "RECORD" and \
+        re.sub(r"\b(const|volatile|struct)\b|\s", "", t.spelling).split("::")[-1] == "__half"
+
+
+def named_type(model, name: str):
+    """The canonical clang type a type name stands for where the kernel is read (a typedef: quicksort's `uint`,
+    cuda_fp16.h's `half2`; a struct), or None: how a template argument, kept as its spelling, is resolved."""
+    name = " ".join(re.sub(r"\b(const|volatile|struct|class)\b", " ", name or "").split())
+    if not re.fullmatch(r"[A-Za-z_]\w*", name):
+        return None
+    kinds = ("TYPEDEF_DECL", "TYPE_ALIAS_DECL", "STRUCT_DECL", "CLASS_DECL")
+    try:
+        cursors = [n._cursor for k in kinds for n in model.of_kind(k) if n.spelling == name]
+        if not cursors:                 # declared in a header the model does not keep (the CUDA shim)
+            cursors = [c for c in model.tu.cursor.get_children() if c.kind.name in kinds and c.spelling == name]
+        for c in cursors:
+            t = c.underlying_typedef_type if c.kind.name in kinds[:2] else c.type
+            t = t.get_canonical()
+            if t.kind.name != "RECORD" or t.get_size() > 0:
+                return t
+    except Exception:                   # no clang tree behind the model: not resolved
+        return None
+    return None
+
+
+def resolved_arg(model, value):
+    """A template argument's spelling with a typedef of a scalar resolved (`uint` -> `unsigned int`), so that
+    the instance's `T *` reads as a dtype; other arguments as they are."""
+    if not isinstance(value, str) or _dtype(value) is not None:
+        return value
+    t = named_type(model, value)
+    if t is None or t.kind.name not in _LEAVES:
+        return value
+    return t.spelling
 
 
 def _subst(ctype: str, env: dict) -> str:
@@ -120,6 +160,8 @@ def record_spec(t, out: dict, depth: int = 0):
             ft = ft.get_declaration().enum_type.get_canonical()
         if ft.kind.name in _FIELD_LEAVES:
             tname = _FIELD_LEAVES[ft.kind.name]
+        elif _is_half(ft):              # a `__half` member: f16, not the struct of its bits
+            tname = "f16"
         elif ft.kind.name == "RECORD":
             tname = record_spec(ft, out, depth + 1)
             if tname not in out:

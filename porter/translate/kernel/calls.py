@@ -42,6 +42,11 @@ class CallsMixin:
     def callee_name(self, n) -> str:
         if n.spelling:
             return n.spelling
+        for c in n.children:            # `-beta` of a dependent T in a template: [beta, `-` (operator-)]
+            if c.kind == "DECL_REF_EXPR" and not c.spelling:
+                op = next((x.spelling for x in c.walk() if x.kind == "OVERLOADED_DECL_REF"), "")
+                if op.startswith("operator"):
+                    return op
         for c in n.children[:1]:
             for x in c.walk():
                 if x.kind in ("DECL_REF_EXPR", "OVERLOADED_DECL_REF", "MEMBER_REF_EXPR") and x.spelling:

@@ -77,12 +77,12 @@ def _program(source: str, options: list[str]):
 class ClSession(Session):
     """The program built for the device with its buffers; launch() is timed with OpenCL profiling events."""
 
-    def __init__(self, case, source_text, manifest, sizes, arrays):
+    def __init__(self, case, source_text, manifest, sizes, arrays, options=()):
         import pyopencl as cl
         ctx, self.queue, device = _context()
         grid, block = case.launch(sizes)
         check_launch_contract(manifest, block, arrays)
-        prg = _program(source_text, case.define_flags())
+        prg = _program(source_text, case.define_flags() + list(options))
         entry = (manifest or {}).get("entry_point") or case.kernel    # renamed when it is a built-in's name
         try:
             self.kernel = getattr(prg, entry)
@@ -178,5 +178,5 @@ def open_session(case, source_text, manifest, sizes, arrays, *, variant=None) ->
     return ClSession(case, source_text, manifest, sizes, arrays)
 
 
-def run(case, source_text, manifest, sizes, arrays, *, variant=None, repeat=1) -> RunOutput:
-    return run_session(ClSession(case, source_text, manifest, sizes, arrays), repeat)
+def run(case, source_text, manifest, sizes, arrays, *, variant=None, repeat=1, options=()) -> RunOutput:
+    return run_session(ClSession(case, source_text, manifest, sizes, arrays, options), repeat)
