@@ -156,6 +156,9 @@ def run_one(prog_dir: str, target: str, timeout: float) -> dict:
 
 
 VERIFY_CAP = 1 << 20            # elements per buffer and threads per launch in --verify
+# a case whose every size the program fixes (no size to halve: ldpc's buffers of MCW * CW * ROW * BLK_COL floats
+# under a (BLK_ROW, MCW) grid) is the program's own: it runs at that size up to this many elements or threads
+FIXED_CAP = 1 << 22
 
 
 def _derive_json(path: str) -> list:
@@ -168,8 +171,8 @@ def _derive_json(path: str) -> list:
 
 def cap_sizes(case: dict, cap: int = VERIFY_CAP) -> tuple[dict, str | None]:
     """The derived sizes, the largest halved (keeping the power of two it is a multiple of, up to 256) until every
-    buffer and the launch fit `cap`.
-    Returns (sizes, None) or (sizes, why they cannot be brought under the cap)."""
+    buffer and the launch fit `cap`; a case with no size to halve (the program fixes every one) as it is, up to
+    FIXED_CAP. Returns (sizes, None) or (sizes, why they cannot be brought under the cap)."""
     sys.path.insert(0, ROOT)
     from porter.verify.derive import case_from_dict
     from porter.verify.notation import eval_int
@@ -195,6 +198,8 @@ def cap_sizes(case: dict, cap: int = VERIFY_CAP) -> tuple[dict, str | None]:
         n = largest(sizes)
     except Exception as e:              # the derived sizes themselves cannot be evaluated
         return sizes, f"sizes {sizes}: {type(e).__name__}: {e}"
+    if not sizes and n <= max(cap, FIXED_CAP):
+        return sizes, None              # nothing to halve: run as the program does (Oclgrind too)
     # the power of two each size is a multiple of (up to 256) stays; a size that is a power of two itself may go
     # down to 32 (fpc's block `wgs` = 256 sizes its buffers as wgs^3 / 4)
     even = {k: (32 if v > 32 and v & (v - 1) == 0 else max(1, min(v & -v, 256))) for k, v in sizes.items()}
