@@ -16,9 +16,11 @@ derive_units.py):
   the launch on every path (derive_sizes._reaching);
 - size names: kernel integer parameters that receive a host variable directly, and host variables initialised
   with constants (`const int n = 1 << 20`); a variable read at run time (`atoi(argv[1])`, an array's or a
-  container's element the program fills) gets 1000 (256 in a block), with a note. Without any launch site in
-  its file, the one sibling file that launches the kernel gives it; without any, a kernel with exactly one
-  integer parameter is assumed 1-D (grid ceil(n / 256), block 256, every array of n elements), with a note.
+  container's element the program fills) gets 1000 (256 in a block), with a note; a size the program gives that
+  only sizes buffers (not the launch, nor a kernel argument) is written into their shapes, since the kernel's
+  extents do not follow it (_fixed_extents). Without any launch site in its file, the one sibling file that
+  launches the kernel gives it; without any, a kernel with exactly one integer parameter is assumed 1-D (grid
+  ceil(n / 256), block 256, every array of n elements), with a note.
 - a template kernel gives one case per instance the program launches (translate/templates.py's instances).
 - a template kernel instantiated by the file that includes its file derives through that file (sampling).
 What cannot be derived (aliasing pointer arguments, a buffer allocated out of sight, memory indexed with values
