@@ -58,9 +58,13 @@ def test_cap_sizes_halves_the_largest_size_until_buffers_and_launch_fit():
                                    {"wgs": 256}))
     assert (sizes, why) == ({"wgs": 128}, None)
     # nothing left to shrink: said, not hidden
-    sizes, why = b.cap_sizes(_case("1", "1", "r: f32[4194304] inout", {}), cap=1 << 16)
+    sizes, why = b.cap_sizes(_case("1", "1", "r: f32[8388608] inout", {}), cap=1 << 16)
     assert why == "cannot bring the buffers or the launch under 65536 elements: the program fixes every size of " \
-                  "this launch (4194304 elements or threads)"
+                  "this launch (8388608 elements or threads)"
+    # ... unless it is at most FIXED_CAP: the program's own case, run (and checked by Oclgrind) as it is (ldpc's
+    # 2211840-float buffers under a fixed grid: halving their sizes only made buffers the kernel read past)
+    for cap in (1 << 12, 1 << 16, 1 << 20):
+        assert b.cap_sizes(_case("(12, 40)", "(96, 2)", "r: f32[2211840] inout", {}), cap=cap) == ({}, None)
     sizes, why = b.cap_sizes(_case("1", "1", "r: f32[4194304] inout, n: i32", {"n": 3}), cap=1 << 16)
     assert why == "cannot bring the buffers or the launch under 65536 elements (sizes {'n': 1})"
 
@@ -172,6 +176,30 @@ def test_a_disagreement_out_of_bounds_under_oclgrind_is_the_cases_fault(monkeypa
         assert calls[2][calls[2].index("--sizes") + 1] == "n=4096"          # small sizes under Oclgrind
         if verdict == "failed":
             assert row["first_verdict"] == "disagree" and "Invalid read of size 4" in row["why"]
+        else:
+            assert row["bounds"] == "checked at n=4096"
+
+
+def test_an_agreement_oclgrind_could_not_check_says_its_bounds_are_unchecked(monkeypatch):
+    # meanshift's mean_shift_tiling at its fixed N = 10000: the targets agree, Oclgrind times out (its threads past
+    # N read past `data`): the row says so instead of passing for a case found in bounds
+    b = _breadth()
+    agree = {"results": [{"target": "vulkan", "variant": "sg4", "status": "pass", "message": ""},
+                         {"target": "opencl", "variant": "-", "status": "pass", "message": ""}],
+             "differential": [{"a": "vulkan/sg4", "b": "opencl", "ok": True, "message": "agree"}]}
+    late = {"results": [{"target": "oclgrind", "variant": "bounds+races", "status": "timeout",
+                         "message": "no result within 120 s (hang?); worker killed"}]}
+    clean = {"results": [{"target": "oclgrind", "variant": "bounds+races", "status": "pass", "message": ""}]}
+    for sanitizer, bounds in ((late, "unchecked: Oclgrind at n=4096: bounds+races: timeout"),
+                              (clean, "checked at n=4096")):
+        docs = [agree, sanitizer]
+        monkeypatch.setattr(b.subprocess, "run", lambda cmd, **kw: subprocess.CompletedProcess(
+            cmd, 0, json.dumps(docs.pop(0)), ""))
+        row = b.verify_kernel(os.path.join(PROG, "main.cu"), _case("cdiv(n, 256)", "256", "y: f32[n] out, n: i32",
+                                                                    {"n": 1 << 14}), ["vulkan", "opencl"], 5)
+        assert (row["verdict"], row["bounds"]) == ("agree", bounds)
+        totals = b.verify_totals({"p": {"verify": {"k": row}}})
+        assert totals.get("agree, bounds unchecked", 0) == (1 if bounds.startswith("unchecked") else 0)
 
 
 def test_runs_outside_the_launch_contract_are_left_out_not_failed(monkeypatch):

@@ -16,9 +16,11 @@ derive_units.py):
   the launch on every path (derive_sizes._reaching);
 - size names: kernel integer parameters that receive a host variable directly, and host variables initialised
   with constants (`const int n = 1 << 20`); a variable read at run time (`atoi(argv[1])`, an array's or a
-  container's element the program fills) gets 1000 (256 in a block), with a note. Without any launch site in
-  its file, the one sibling file that launches the kernel gives it; without any, a kernel with exactly one
-  integer parameter is assumed 1-D (grid ceil(n / 256), block 256, every array of n elements), with a note.
+  container's element the program fills) gets 1000 (256 in a block), with a note; a size the program gives that
+  only sizes buffers (not the launch, nor a kernel argument) is written into their shapes, since the kernel's
+  extents do not follow it (_fixed_extents). Without any launch site in its file, the one sibling file that
+  launches the kernel gives it; without any, a kernel with exactly one integer parameter is assumed 1-D (grid
+  ceil(n / 256), block 256, every array of n elements), with a note.
 - a template kernel gives one case per instance the program launches (translate/templates.py's instances).
 - a template kernel instantiated by the file that includes its file derives through that file (sampling).
 One buffer variable given to two pointer parameters is one array bound to both (Case.alias), unless one is
@@ -208,7 +210,41 @@ def derive_kernel(model, fn, inst=None, host=None, hosts=None) -> Derived:
     if not d.problems:
         d.problems += [Problem(w, m) for w, m in _unreached(sym, d.grid, d.block, d.sizes)]
     d.notes += sym.notes
+    _fixed_extents(d)
     return d
+
+
+def _fixed_extents(d: Derived) -> None:
+    """A size the program gives (a constant, a command-line default) that only sizes buffers and dynamic shared
+    memory: neither the launch, a scalar argument nor an index range scales with it, so the kernel's extents do
+    not follow it (ldpc's `int memorySize_dt_gpu = MCW * CW * ROW * BLK_COL * sizeof(float)` under a `(BLK_ROW,
+    MCW)` grid, indexed with macros): a smaller value makes buffers the kernel reads past, as a macro in its place
+    would not. Its value is written into the shapes, a size no longer (cap_sizes cannot halve it). A size that
+    is a guess (`--sizes n=N` in its note) stays one."""
+    from porter.verify.notation import parse_expr
+    used = " ".join([d.grid, d.block] + [p.default or "" for p in d.params if p.shape is None] +
+                    [str(a) for p in d.params if p.init for a in p.init[1]])
+    scalars = {p.name for p in d.params if p.shape is None and p.default is None}
+    fixed = {k: v for k, v in d.sizes.items() if k not in scalars and not re.search(rf"\b{re.escape(k)}\b", used)
+             and not any(f"--sizes {k}=N" in n for n in d.notes)}
+    if not fixed:
+        return
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, fixed)) + r")\b")
+    for p in d.params:
+        if p.shape is not None and pattern.search(p.shape):
+            shape = pattern.sub(lambda m: str(fixed[m.group(1)]), p.shape)
+            try:                        # `8847360 // 4`: the element count
+                shape = str(parse_expr(shape).eval({}))
+            except Exception:           # noqa: BLE001 -- a shape notation does not fold: kept as written
+                pass
+            p.shape = shape
+    if pattern.search(d.shared):        # dynamic shared memory the kernel indexes as its block does
+        d.shared = _tidy(pattern.sub(lambda m: str(fixed[m.group(1)]), d.shared))
+    for k in fixed:
+        del d.sizes[k]
+    d.notes.append(f"{', '.join(f'`{k}` = {v}' for k, v in fixed.items())} only "
+                   f"size{'s' if len(fixed) > 1 else ''} buffers or shared memory (not the launch, nor a kernel "
+                   "argument): the kernel's extents do not follow, so the program's value is kept")
 
 
 INDEX_GUESS = 2                  # values 0 and 1 for indices whose bound nothing says
@@ -734,7 +770,7 @@ def derive_file(path: str) -> list[Derived]:
                 unit = unit + (host.path,) if unit is not None else None
             if unit is not None:            # ss's main.cu includes kernels.cu after the typedefs it needs: the
                 umodel, ufn, ulines, top = unit     # kernel is read, and translated, in that file's context
-                d = _remapped(derive_kernel(umodel, ufn), ulines)
+                d = _remapped(derive_kernel(umodel, ufn, hosts=hosts), ulines)
                 d.path, d.line, d.defined_in = top, _remapped_line(lines, _line(model, fn.node)), None
                 d.notes.insert(0, f"{Path(path).name} is included by {Path(top).name}: verified "
                                   f"through {Path(top).name}")

@@ -1453,9 +1453,12 @@ def _at_launch(sym: _Sym, decl, at=None):
     init = _initialiser(decl)
     before = [(k, w) for k, w in writes if point is None or w.start < point.start]
     if not before and init is not None:
-        if point is not None and _advanced_by_loop(decl, point, writes) is False:
-            return ("runtime", None, None)  # another loop's turn writes it again (_reaching: not known there)
-        return ("node", init, f"`{decl.spelling}` is changed after the launch ({where(writes[0][1])}): "
+        # a loop around the launch that writes it again without testing it (metropolis's `insert_temps(...,
+        # &ar, ...)` after `kernel_reset<<<...>>>(dE, ar, 0)`): the first turn still launches with the
+        # initialiser, a launch the program makes; 1000 of its own sized no buffer (dE has R + atrials * ains)
+        again = " (and on each later turn of the loop around it)" if point is not None and \
+            _advanced_by_loop(decl, point, writes) is False else ""
+        return ("node", init, f"`{decl.spelling}` is changed after the launch ({where(writes[0][1])}){again}: "
                               "its value at the first launch taken")
     value, text, note = init, None, None
     loops: dict = {}
