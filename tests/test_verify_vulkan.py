@@ -91,3 +91,29 @@ def test_a_failure_on_lavapipe_with_loops_names_its_loop_limit():
     assert "65,535 iterations" in hint and "another device" in hint
     assert lavapipe_hint({"lavapipe": False}, loops) == ""
     assert lavapipe_hint({"lavapipe": True}, "void main() {\n    y[0] = x[0];\n}\n") == ""
+
+
+def test_dynamic_shared_memory_sized_at_run_time_gets_the_launch_bytes(tmp_path):
+    # the SHARED_BYTES specialization constant defaulted to 1024 bytes when the launch's bytes were not a constant:
+    # tridiagonal's `(system_size + 1) * 5 * sizeof(float)` read past its shared array (zeros on NVIDIA, a hang on
+    # lavapipe). The host now sets it from the case's shared_mem at each size.
+    import subprocess
+    import sys
+    (tmp_path / "rev.cu").write_text("""__global__ void rev(const float *x, float *y, int n) {
+  extern __shared__ float s[];
+  for (int i = threadIdx.x; i < n; i += blockDim.x) s[i] = x[i];
+  __syncthreads();
+  for (int i = threadIdx.x; i < n; i += blockDim.x) y[i] = s[n - 1 - i];
+}
+""")
+    (tmp_path / "verify_spec.py").write_text("""from porter.verify.spec import Case
+KERNELS = [Case(source="rev.cu", kernel="rev", signature="x: f32[n] in, y: f32[n] out, n: i32",
+                grid="1", block="64", shared_mem="n * 4", sizes=[{"n": 100}, {"n": 2000}],
+                reference=lambda x, n: {"y": x[::-1].copy()})]
+""")
+    p = subprocess.run([sys.executable, "-m", "porter", "verify", str(tmp_path), "--targets", "vulkan",
+                        "--subgroup-sizes", "8", "--timeout", "60", "-j", "1", "--output-format", "json"],
+                       capture_output=True, text=True, env={**os.environ, "VK_ICD_FILENAMES": LAVAPIPE_ICD})
+    import json
+    rows = {r["sizes"]["n"]: r["status"] for r in json.loads(p.stdout)["results"]}
+    assert rows == {100: "pass", 2000: "pass"}, p.stdout[-2000:] + p.stderr[-2000:]

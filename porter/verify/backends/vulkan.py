@@ -316,6 +316,18 @@ def _context() -> _Context:
     return _CTX
 
 
+def _spec_overrides(case, manifest: dict, sizes) -> dict:
+    """The specialization constants the host sets: the spec's defines, and the dynamic shared memory of the
+    launch (SHARED_BYTES, whose default is only the launch's constant, else 1024): the case's bytes at these sizes,
+    as CUDA's launch gives them (tridiagonal's `(system_size + 1) * 5 * sizeof(float)` ran in 1024 bytes and read
+    past its shared array: zeros on NVIDIA, a hang on lavapipe)."""
+    out = dict(case.defines)
+    for sc in manifest.get("spec_constants", []):
+        if "launch_expr" in sc and sc["name"] not in out and case.shared_mem:
+            out[sc["name"]] = int(case.shared_bytes(sizes))
+    return out
+
+
 # ---------------------------------------------------------------------------------------------
 # Pipelines and launches
 
@@ -488,7 +500,7 @@ class VkSession(Session):
         self.uniform = (ub["binding"], _push_bytes({"push_constant_size": ub["size"],
                                                     "push_constants": ub["members"]}, arrays)) if ub else None
         self.pipe, self.ubuf = None, None
-        self.pipe = _Pipeline(ctx, spirv, manifest, block, case.defines)
+        self.pipe = _Pipeline(ctx, spirv, manifest, block, _spec_overrides(case, manifest, sizes))
         self.arrays, self.bufs, self.dpool, self.qpool = arrays, {}, None, None
         try:
             self._setup(by_name)
