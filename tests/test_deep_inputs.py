@@ -144,7 +144,11 @@ def test_nesting_under_the_limit_is_analysed(deep_dir, tmp_path):
         for target in ("glsl", "opencl"):
             r = cuport("translate", "--to", target, name, "-o", str(tmp_path / f"{name}.{target}"), cwd=deep_dir)
             assert "nesting" not in r.stdout + r.stderr
-            assert r.returncode == 0, (name, target, r.stderr[-1500:])
+            # the barrier under the branches has no safe fix: every translator reports it (exit 1), still written
+            barrier = name == "ok_ifs150.cu"
+            assert r.returncode == (1 if barrier else 0), (name, target, r.stderr[-1500:])
+            assert ("ok_ifs150.cu:155:5: CP701" in r.stdout + r.stderr) == barrier
+            assert (tmp_path / f"{name}.{target}").exists()
 
 
 def test_deep_parentheses_and_braces(deep_dir, tmp_path):
