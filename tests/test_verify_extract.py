@@ -200,3 +200,41 @@ def test_kernels_in_a_nested_namespace_definition_are_kept():
     src = "namespace a::b {\n__global__ void k(int *x) { x[0] = 1; }\nint host() { return 0; }\n}\n"
     out = device_code(src).splitlines()
     assert out[:2] == ["namespace a::b {", "__global__ void k(int *x) { x[0] = 1; }"] and out[2:] == ["", "}"]
+
+
+def test_another_kernel_nvrtc_rejects_is_left_out_the_case_kernel_error_stays(monkeypatch):
+    # tensorAccessor: NVRTC rejects `tensor_packed_accessor_kernel` (its accessor class templates), so
+    # `raw_accessor_kernel`, which needs none of it, could not be compiled either
+    from porter.verify.backends import CompileError, cuda
+    src = ("template <class T> struct Acc { T *p; };\n"
+           "__global__ void other(Acc<float> a) {\n  a.p[0] = 1;\n}\n"
+           "__global__ void k(float *x) {\n  x[0] = 2;\n}\n")
+    tried = []
+
+    def module(code, options, name):
+        tried.append(code)
+        if "__global__ void other" in code:
+            raise CompileError("NVRTC: /tmp/x.cu(2): error: attribute \"__global__\" does not apply here")
+        if "BROKEN" in code:
+            raise CompileError("NVRTC: /tmp/x.cu(6): error: identifier \"BROKEN\" is undefined")
+        return "MOD"
+    monkeypatch.setattr(cuda, "_module", module)
+    monkeypatch.setattr(cuda, "_TOOLKIT", [()])
+
+    class Case:
+        kernel, name_expression = "k", "k"
+    code, mod = cuda.repaired(Case(), src, ())
+    assert mod == "MOD" and "void other" not in code and "__global__ void k(float *x)" in code
+    assert code.count("\n") == tried[0].count("\n")                  # line numbers kept
+    with pytest.raises(CompileError, match="BROKEN"):               # the case's own kernel: nothing left out
+        cuda.repaired(Case(), src.replace("x[0] = 2", "x[0] = BROKEN"), ())
+    Case.kernel = Case.name_expression = "other"                     # the failing kernel is the case's: raised
+    with pytest.raises(CompileError, match="does not apply"):
+        cuda.repaired(Case(), src, ())
+
+
+def test_kernel_spans_skip_declarations():
+    from porter.verify.extract import kernel_spans
+    src = ("__global__ void decl(float *x);\ntemplate <int N>\n__global__ void t(float *x) {\n  x[0] = N;\n}\n"
+           "// __global__ void c(float *x) { }\n__global__ void u(int *y) { y[0] = 1; }\n")
+    assert kernel_spans(src) == [("t", 3, 5), ("u", 7, 7)]

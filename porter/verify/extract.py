@@ -116,8 +116,13 @@ def _scan(text: str, m: str, start: int, end: int, drop=frozenset(), keep_includ
     """`drop`: 1-based lines whose top-level declaration goes too unless it is a device one (NVRTC's errors in
     host declarations kept as constants or types: device_code's `drop`)."""
     out: list[str] = []
+    dropped_kernels = sorted(x for x in drop if isinstance(x, str))
+    drop = frozenset(x for x in drop if not isinstance(x, str))
 
     def keep(header: str, has_body: bool, a: int, b: int) -> bool:
+        if dropped_kernels and "__global__" in header and \
+                re.search(r"\b(" + "|".join(map(re.escape, dropped_kernels)) + r")\s*(<[^;{(]*>\s*)?\(", header):
+            return False        # another kernel NVRTC rejected (cuda.repaired): the case's kernel does not need it
         if drop and not words.search(header) and \
                 any(text.count("\n", 0, a) + 1 <= ln <= text.count("\n", 0, b) + 1 for ln in drop):
             return False
@@ -156,7 +161,7 @@ def _scan(text: str, m: str, start: int, end: int, drop=frozenset(), keep_includ
         close = _match_brace(m, j)
         if LINKAGE.match(header):
             out.append(text[i:j + 1])
-            out.append(_scan(text, m, j + 1, close - 1, drop, keep_includes, words))
+            out.append(_scan(text, m, j + 1, close - 1, drop | frozenset(dropped_kernels), keep_includes, words))
             out.append(text[close - 1:close])
             i = close
             continue
@@ -175,9 +180,23 @@ def _scan(text: str, m: str, start: int, end: int, drop=frozenset(), keep_includ
     return "".join(out)
 
 
+def kernel_spans(text: str) -> list[tuple[str, int, int]]:
+    """(name, first line, last line) of each `__global__` function defined in the text (1-based lines)."""
+    m = mask(text)
+    out = []
+    for k in re.finditer(r"__global__\b[^;{]*?\b(\w+)\s*(?:<[^;{(]*>\s*)?\(", m):
+        body = m.find("{", k.end())
+        semi = m.find(";", k.end())
+        if body < 0 or 0 <= semi < body and m.count("(", k.end(), semi) <= m.count(")", k.end(), semi):
+            continue                    # a declaration
+        end = _match_brace(m, body)
+        out.append((k.group(1), text.count("\n", 0, k.start()) + 1, text.count("\n", 0, end) + 1))
+    return out
+
+
 def device_code(text: str, drop=frozenset(), keep_includes: bool = False) -> str:
     """The device part of a CUDA or HIP source file, line numbers preserved; the top-level declarations covering
-    a line in `drop` left out too, unless they are device code. `keep_includes`: the CUDA toolkit's device
+    a line in `drop` left out too, unless they are device code; kernels named in `drop` (strings) left out. `keep_includes`: the CUDA toolkit's device
     headers stay (cuda_fp16.h, cooperative_groups, CUB) for a compiler that has the toolkit's include path."""
     m = mask(text)
     return _scan(text, m, 0, len(text), frozenset(drop), keep_includes, device_words(m))
