@@ -235,9 +235,27 @@ def _first_bad(doc: dict) -> str | None:
     return f"{bad[0]['a']} vs {bad[0]['b']}: {bad[0]['message']}" if bad else None
 
 
-def verify_kernel(path: str, case: dict, targets: list, timeout: float) -> dict:
+INPUTS = os.path.join(ROOT, "bench", "breadth_inputs.json")
+PROGRAM_RANGES = "agree, program's input ranges"
+
+
+def program_inputs(prog: str, kernel: str, path: str = INPUTS) -> dict | None:
+    """The label {"inputs": "--inputs text", "source": "where the program sets them"} of one kernel, or None.
+    bench/breadth_inputs.json holds, for kernels whose derived random inputs make the computation itself
+    meaningless (a tridiagonal solver without pivoting on random diagonals, a neuron model at 1e30 volts), the
+    ranges the program's own host code gives its inputs, each with the line it comes from."""
+    try:
+        labels = json.load(open(path))
+    except (OSError, ValueError):
+        return None
+    return labels.get(f"{prog}/{kernel.split('<')[0]}")
+
+
+def verify_kernel(path: str, case: dict, targets: list, timeout: float, label: dict | None = None) -> dict:
     """One derived kernel, run on `targets` at capped sizes; twice on disagreement (same inputs, same seed): runs
-    that change between the two are nondeterministic, as the CUDA original would be."""
+    that change between the two are nondeterministic, as the CUDA original would be. A disagreement on derived
+    inputs is run again on the program's input ranges where `label` (program_inputs) gives them: agreeing there
+    counts as agree, marked "program_inputs" and counted apart."""
     row = {"file": os.path.basename(path), "sizes": dict(case["sizes"][0]), "targets": targets}
     if not re.search(r"\b(out|inout)\b", case["signature"]):
         return {**row, "verdict": "failed", "why": "no output buffer: nothing to compare"}
@@ -276,8 +294,22 @@ def verify_kernel(path: str, case: dict, targets: list, timeout: float) -> dict:
             if again["verdict"] == "agree":
                 out = {**again, "finite_inputs": True,
                        "why": f"agree with finite inputs (--finite-inputs); with special values: {out['why']}"}
+    extra = []
+    if out["verdict"] == "disagree" and label:
+        labelled, err = once(["--inputs", label["inputs"]])
+        if labelled is None:
+            out["program_inputs_run"] = f"failed: {err}"
+        else:
+            again = _judge_runs(labelled, lambda: once(["--inputs", label["inputs"]]), dict(row))
+            if again["verdict"] == "agree":
+                extra = ["--inputs", label["inputs"]]
+                out = {**again, "program_inputs": label["inputs"],
+                       "why": f"agree on the program's input ranges ({label['source']}); with derived inputs: "
+                              f"{out['why']}"}
+            else:
+                out["program_inputs_run"] = f"{again['verdict']}: {again.get('why', '')}"
     if "opencl" in targets:             # agreeing runs of a case that reads past its buffers prove nothing either
-        bad = _out_of_bounds(path, case, timeout, out)
+        bad = _out_of_bounds(path, case, timeout, out, extra)
         if bad:                         # the case, not the translation: CUDA would access the same addresses
             out = {**out, "verdict": "failed", "first_verdict": out["verdict"],
                    "why": f"out of bounds under the derived sizes (Oclgrind at {bad[0]}: {bad[1]}); the "
@@ -285,7 +317,7 @@ def verify_kernel(path: str, case: dict, targets: list, timeout: float) -> dict:
     return out
 
 
-def _out_of_bounds(path: str, case: dict, timeout: float, row: dict | None = None):
+def _out_of_bounds(path: str, case: dict, timeout: float, row: dict | None = None, extra=()):
     """(sizes, first report) when the OpenCL translation, run under Oclgrind at small sizes, reads or writes
     outside its buffers; None when clean or when Oclgrind cannot run. `row` gets "bounds": "checked at SIZES",
     or "unchecked: why" when Oclgrind gave no answer (no small sizes, a timeout: meanshift's mean_shift_tiling
@@ -300,7 +332,7 @@ def _out_of_bounds(path: str, case: dict, timeout: float, row: dict | None = Non
         unchecked(why)
         return None
     cmd = [sys.executable, "-m", "porter", "verify", path, "--kernels", case["kernel"], "--portability-fixes",
-           "--targets", "oclgrind", "--output-format", "json", "-j", "1", "--timeout", str(timeout)]
+           "--targets", "oclgrind", "--output-format", "json", "-j", "1", "--timeout", str(timeout), *extra]
     if sizes:
         cmd += ["--sizes", ",".join(f"{k}={v}" for k, v in sizes.items())]
     shown = ",".join(f"{k}={v}" for k, v in sizes.items()) or "-"
@@ -389,7 +421,8 @@ def verify_program(prog_dir: str, res: dict, timeout: float, wanted=("vulkan", "
                 continue
             rows = {}
             for d in ds[:INSTANCES]:
-                rows[d["kernel"]] = verify_kernel(path, d["case"], targets, timeout)
+                rows[d["kernel"]] = verify_kernel(path, d["case"], targets, timeout,
+                                                  program_inputs(os.path.basename(prog_dir), k))
                 print(f"  verify {os.path.basename(prog_dir)} {d['kernel']}: {rows[d['kernel']]['verdict']} "
                       f"{rows[d['kernel']].get('why', '')}"[:300], file=sys.stderr, flush=True)
             out[k] = _combine(rows)
@@ -448,6 +481,8 @@ def verify_totals(results: dict) -> dict:
             tot[row["verdict"]] += 1
             if row.get("finite_inputs"):
                 tot["agree, finite inputs only"] += 1
+            if row.get("program_inputs"):
+                tot[PROGRAM_RANGES] += 1
             if row["verdict"] == "agree" and str(row.get("bounds", "")).startswith("unchecked"):
                 tot["agree, bounds unchecked"] += 1     # Oclgrind gave no answer: not "found in bounds"
             if row.get("explained"):
@@ -461,7 +496,8 @@ def verify_markdown(results: dict) -> str:
     lines = ["", f"**verify** (valid kernels: {t.get('valid kernels', 0)}; reached by a `.cu` file's derivation: "
              f"{t.get('valid kernels in .cu files', 0)}): derived {t.get('derived', 0)}, "
              + ", ".join(f"{v} {t.get(v, 0)}" for v in VERDICTS) + f" (explained by hand: {explained}; agree on "
-             f"finite inputs only: {t.get('agree, finite inputs only', 0)}; agree with bounds unchecked by "
+             f"finite inputs only: {t.get('agree, finite inputs only', 0)}; on the program's input ranges "
+             f"(bench/breadth_inputs.json) only: {t.get(PROGRAM_RANGES, 0)}; agree with bounds unchecked by "
              f"Oclgrind: {t.get('agree, bounds unchecked', 0)})", "",
              "| program | kernel | targets | sizes | verdict | detail |", "|---|---|---|---|---|---|"]
     for prog, r in results.items():

@@ -2,6 +2,7 @@
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 
@@ -254,7 +255,7 @@ def test_verify_targets_add_the_cuda_original_on_a_gpu(tmp_path, monkeypatch):
     prog = tmp_path / "prog-cuda"
     shutil.copytree(PROG, prog)
     seen = {}
-    monkeypatch.setattr(b, "verify_kernel", lambda path, case, targets, timeout: seen.setdefault(
+    monkeypatch.setattr(b, "verify_kernel", lambda path, case, targets, timeout, label=None: seen.setdefault(
         case["kernel"], list(targets)) and {"verdict": "agree"})
     res = {"glsl": {"kernels": {"scale": "valid", "shift": "CP907 x"}},
            "opencl": {"kernels": {"scale": "valid", "shift": "valid"}}}
@@ -292,6 +293,52 @@ def test_a_disagreement_on_special_inputs_is_run_again_with_finite_ones(monkeypa
     case["init"] = {"x": ["uniform", [-1.0, 1.0]]}
     row = b.verify_kernel(os.path.join(PROG, "main.cu"), case, ["vulkan"], 5)
     assert row["verdict"] == "disagree" and len(calls) == 2
+
+
+@pytest.mark.parametrize("labelled_ok,verdict", [(True, "agree"), (False, "disagree")])
+def test_a_disagreement_is_run_again_on_the_programs_input_ranges(monkeypatch, tmp_path, labelled_ok, verdict):
+    # tridiagonal: random diagonals make a solver without pivoting amplify rounding; the program's own generator
+    # (bench/breadth_inputs.json) gives dominant systems, and agreeing there counts, marked and counted apart
+    b = _breadth()
+    labels = tmp_path / "labels.json"
+    labels.write_text(json.dumps({"p-cuda/k": {"inputs": "b=uniform(4,5)", "source": "main.cu:9"}}))
+    label = b.program_inputs("p-cuda", "k<float>", str(labels))
+    assert label == {"inputs": "b=uniform(4,5)", "source": "main.cu:9"}
+    assert b.program_inputs("p-cuda", "other", str(labels)) is None
+    assert b.program_inputs("p-cuda", "k", str(tmp_path / "none.json")) is None
+    docs = [_doc(False, [1.0, 2.0]), _doc(False, [1.0, 2.0]), _doc(labelled_ok, [1.0, 2.0]),
+            _doc(labelled_ok, [1.0, 2.0])]
+    calls = []
+
+    def fake_run(cmd, **kw):
+        calls.append(cmd)
+        return subprocess.CompletedProcess(cmd, 1, json.dumps(docs[min(len(calls), len(docs)) - 1]), "")
+    monkeypatch.setattr(b.subprocess, "run", fake_run)
+    case = _case("cdiv(n, 256)", "256", "b: f32[n] in, y: f32[n] out, n: i32", {"n": 64})
+    row = b.verify_kernel(os.path.join(PROG, "main.cu"), case, ["vulkan"], 5, label)
+    assert "--inputs" not in calls[0] and calls[2][-2:] == ["--inputs", "b=uniform(4,5)"]
+    assert row["verdict"] == verdict
+    if labelled_ok:
+        assert row["program_inputs"] == "b=uniform(4,5)" and row["why"].startswith(
+            "agree on the program's input ranges (main.cu:9); with derived inputs: vulkan/sg4 vs vulkan/sg16")
+        tot = b.verify_totals({"p-cuda": {"glsl": {"kernels": {"k": "valid"}}, "verify": {"k": row}}})
+        assert tot[b.PROGRAM_RANGES] == 1 and tot["agree"] == 1
+    else:
+        assert "program_inputs" not in row and row["program_inputs_run"].startswith("disagree")
+    calls.clear()                       # no label: no third run
+    row = b.verify_kernel(os.path.join(PROG, "main.cu"), case, ["vulkan"], 5)
+    assert row["verdict"] == "disagree" and len(calls) == 2
+
+
+def test_the_input_labels_name_kernels_and_parse():
+    # every label names PROGRAM/KERNEL, says where the program sets its inputs, and parses as --inputs
+    from porter.verify.nospec import parse_inputs
+    labels = json.load(open(os.path.join(ROOT, "bench", "breadth_inputs.json")))
+    for key, label in labels.items():
+        if key.startswith("_"):
+            continue
+        assert re.fullmatch(r"[\w.+-]+-cuda/\w+", key) and re.search(r"\.(cu|h|cuh):\d+", label["source"])
+        assert parse_inputs(label["inputs"])
 
 
 def test_runs_of_one_implementation_alone_are_not_an_agreement():

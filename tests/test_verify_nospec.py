@@ -1409,3 +1409,64 @@ int main() { const int n = 256, m = 8; Atom *d_a; float *d_ff, *d_out;
     assert d.problems == [] and d.params[0].init == ("below", ("2",)), (d.problems, d.params[0])
     atoms = case_from_dict(d.as_dict()).make_args(d.sizes)["atoms"]
     assert set(atoms["type"].tolist()) <= {0, 1} and atoms["x"].min() >= 0 and atoms["x"].max() < 2
+
+
+def test_inputs_parse_into_initializers_and_numbers():
+    from porter.verify.nospec import parse_inputs
+    assert parse_inputs("b=uniform(4, 5),a=full(0),i=below(n / 2),dt=1e-4,k=3,x=arange(7),s=special()") == {
+        "b": ("uniform", (4.0, 5.0)), "a": ("full", (0.0,)), "i": ("below", ("n / 2",)), "dt": 1e-4, "k": 3,
+        "x": ("arange", (7,)), "s": ("special", ())}
+    for bad, why in [("b", "expected NAME="), ("b=uniform(5, 4)", "empty range"), ("b=normal(0, 1)", "unknown"),
+                     ("b=uniform(1)", "takes 2 argument"), ("b=full(x)", "takes numbers"), ("b=abc", "neither"),
+                     ("1b=full(1)", "expected NAME=")]:
+        with pytest.raises(ValueError, match=why):
+            parse_inputs(bad)
+
+
+SOLVE = """__global__ void solve(const float *a, const float *b, float *x, float scale, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = scale * a[i] / b[i];
+}
+int main() {
+  const int n = 4096; float *a, *b, *x;
+  cudaMalloc(&a, n * sizeof(float)); cudaMalloc(&b, n * sizeof(float)); cudaMalloc(&x, n * sizeof(float));
+  solve<<<(n + 255) / 256, 256>>>(a, b, x, 2.0f, n);
+}
+"""
+
+
+def test_inputs_set_the_derived_cases_arrays_and_scalars(tmp_path):
+    # a kernel meaningful only on its program's data (a pivot near 0 under random diagonals) is verified on the
+    # ranges its user names: arrays take the initializer, scalars the number; a name no kernel has is an error
+    from porter.verify.nospec import derived_cases, parse_inputs
+    from porter.verify.spec import SpecError
+    (tmp_path / "k.cu").write_text(SOLVE)
+    src = str(tmp_path / "k.cu")
+    ((_, (case,)),), _ = derived_cases(src, False)
+    assert case.init["b"].kind == "special"
+    ((_, (case,)),), _ = derived_cases(src, False, inputs=parse_inputs("b=uniform(4,5),scale=0.5"))
+    assert (case.init["b"].kind, case.init["b"].args) == ("uniform", (4.0, 5.0))
+    args = case.make_args(case.sizes[0])
+    assert args["b"].min() >= 4 and args["b"].max() <= 5 and args["scale"] == np.float32(0.5)
+    assert case.init["a"].kind == "special"          # a parameter not named keeps its derived inputs
+    with pytest.raises(SpecError, match="--inputs names zz: no input parameter"):
+        derived_cases(src, False, inputs=parse_inputs("zz=full(1)"))
+    with pytest.raises(SpecError, match="'scale' is a scalar: give it a number, not uniform"):
+        derived_cases(src, False, inputs=parse_inputs("scale=uniform(0,1)"))
+
+
+@needs_cpu_targets
+def test_inputs_on_the_command_line_and_never_beside_a_spec(tmp_path):
+    (tmp_path / "k.cu").write_text(SOLVE)
+    src = str(tmp_path / "k.cu")
+    p = cuport(src, "--targets", "vulkan,opencl", "--subgroup-sizes", "4", "--inputs", "b=uniform(4,5)",
+               "--output-format", "json")
+    assert p.returncode == 0, p.stderr
+    assert [r["status"] for r in json.loads(p.stdout)["results"]] == ["pass", "pass"]
+    p = cuport(src, "--targets", "opencl", "--inputs", "b=uniform(5,4)")
+    assert p.returncode == 2 and "uniform(5, 4) is an empty range" in p.stderr
+    p = cuport(src, "--targets", "opencl", "--inputs", "nothere=1")
+    assert p.returncode != 0 and "--inputs names nothere" in p.stderr and "Traceback" not in p.stderr
+    shutil.copytree(WARP, tmp_path / "w")          # a spec gives the inputs: the option is refused, not ignored
+    p = cuport(str(tmp_path / "w"), "--targets", "opencl", "--inputs", "in=full(1)")
+    assert p.returncode != 0 and "--inputs sets the inputs of derived cases" in p.stderr

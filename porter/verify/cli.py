@@ -36,6 +36,14 @@ def _positive(text: str) -> int:
     return value
 
 
+def _inputs(text: str) -> dict:
+    from porter.verify.nospec import parse_inputs
+    try:
+        return parse_inputs(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def _size_set(text: str) -> dict[str, int]:
     out = {}
     for item in text.split(","):
@@ -76,6 +84,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--finite-inputs", action="store_true",
                         help="without a spec: no inf, NaN, denormal or max values in the derived inputs of "
                              "elementwise kernels (where overflow order, not the translation, decides the result)")
+    parser.add_argument("--inputs", type=_inputs, action="append", metavar="NAME=INIT,...",
+                        help="without a spec: the values of these inputs instead of random ones over the dtype's "
+                             "range: arrays uniform(lo, hi), full(v), zeros(), ones(), arange([m]), below(expr); "
+                             "scalars a number (the program's own data ranges, where random data is meaningless "
+                             "to the kernel: a solver that does not pivot, a model in physical units; repeatable)")
     parser.add_argument("--output-format", choices=["table", "json"], default="table")
     parser.add_argument("--bench", action="store_true",
                         help="time the kernels at the bench size: one fresh process per case and target, warm-up "
@@ -116,10 +129,14 @@ def main(args: argparse.Namespace) -> int:
                 raise SpecError(f"{path}: {kind}, not a source file, skipped")
             if wants_derivation(path, getattr(args, "no_spec", False)):
                 found, why_not = derived_cases(path, getattr(args, "portability_fixes", False), wanted,
-                                               finite=getattr(args, "finite_inputs", False))
+                                               finite=getattr(args, "finite_inputs", False),
+                                               inputs=_merged(getattr(args, "inputs", None)))
                 refused = refused or why_not
                 specs += found
                 continue
+            if getattr(args, "inputs", None):  # a spec's init says its inputs: never silently ignore the option
+                raise SpecError(f"{path}: --inputs sets the inputs of derived cases (no verify_spec.py); edit the "
+                                f"spec's init= instead")
             found = find_specs([path])
             if not found and os.path.isdir(path):
                 raise SpecError(f"{path}: no verify_spec.py found")
@@ -170,6 +187,10 @@ def main(args: argparse.Namespace) -> int:
             print("\n".join(lines))
     code = exit_code(results)
     return 2 if failed else max(code, 1 if refused else 0)
+
+
+def _merged(dicts) -> dict | None:
+    return {k: v for d in dicts for k, v in d.items()} if dicts else None
 
 
 def _wanted(kernels: str | None) -> set | None:

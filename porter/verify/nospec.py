@@ -1,6 +1,7 @@
 """`cuport verify k.cu` without a spec, and `cuport verify --init k.cu`: the command-line side of derive.py."""
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -27,6 +28,72 @@ def wants_derivation(path: str, no_spec: bool) -> bool:
         return False                       # a broken spec is reported by the normal path
 
 
+INPUT_KINDS = {"uniform": 2, "full": 1, "zeros": 0, "ones": 0, "arange": (0, 1), "below": 1, "special": (0, 1)}
+
+
+def parse_inputs(text: str) -> dict:
+    """--inputs `b=uniform(4, 5),dt=1e-4`: {name: (Init kind, args)} for arrays, {name: number} for scalars.
+    The derived inputs are random over the dtype's range; a kernel whose result is only meaningful on the
+    program's own data (a solver without pivoting on a diagonally dominant system, a model in physical units)
+    is verified on the ranges its user names here. Raises ValueError with what is wrong."""
+    from porter.frontend.lexer import split_top_level
+    out: dict = {}
+    for item in split_top_level(text):
+        name, eq, value = item.partition("=")
+        name, value = name.strip(), value.strip()
+        if not eq or not name.isidentifier() or not value:
+            raise ValueError(f"expected NAME=uniform(lo, hi)|full(v)|zeros()|ones()|arange([m])|below(expr)|"
+                             f"special([f])|NUMBER, got {item.strip()!r}")
+        m = re.fullmatch(r"(\w+)\s*\((.*)\)", value, re.S)
+        if m is None:
+            try:
+                out[name] = float(value) if re.search(r"[.eEnN]", value) else int(value, 0)
+            except ValueError:
+                raise ValueError(f"{name}: {value!r} is neither a number nor an initializer") from None
+            continue
+        kind, args = m.group(1), [a.strip() for a in split_top_level(m.group(2))] if m.group(2).strip() else []
+        want = INPUT_KINDS.get(kind)
+        if want is None:
+            raise ValueError(f"{name}: unknown initializer {kind}() (one of {', '.join(INPUT_KINDS)})")
+        lo, hi = want if isinstance(want, tuple) else (want, want)
+        if not lo <= len(args) <= hi:
+            raise ValueError(f"{name}: {kind}() takes {lo if lo == hi else f'{lo} or {hi}'} argument(s)")
+        if kind == "below":                 # an expression of the sizes, evaluated per case
+            out[name] = (kind, (args[0],))
+            continue
+        try:
+            nums = tuple(float(a) for a in args)
+        except ValueError:
+            raise ValueError(f"{name}: {kind}() takes numbers, got {m.group(2)!r}") from None
+        if kind == "uniform" and not nums[0] < nums[1]:
+            raise ValueError(f"{name}: uniform({args[0]}, {args[1]}) is an empty range")
+        out[name] = (kind, tuple(int(v) for v in nums) if kind == "arange" else nums)
+    return out
+
+
+def apply_inputs(d, inputs: dict) -> list[str]:
+    """Set the named inputs of one Derived (arrays: their Init; scalars: their value); returns the names used."""
+    used = []
+    for p in d.params:
+        if p.name not in inputs:
+            continue
+        value = inputs[p.name]
+        if p.shape is not None:             # an array
+            if not isinstance(value, tuple):
+                value = ("full", (float(value),))
+            if p.direction == "out":
+                continue                    # its contents are never read: an init would be a no-op
+            p.init = value
+        else:
+            if isinstance(value, tuple):
+                if value[0] != "full":
+                    raise SpecError(f"{d.kernel}: '{p.name}' is a scalar: give it a number, not {value[0]}()")
+                value = value[1][0]
+            p.default = repr(int(value)) if p.dtype[0] in "iu" else repr(float(value))
+        used.append(p.name)
+    return used
+
+
 def _derive(path: str):
     from porter.verify.derive import derive_file
     try:
@@ -44,12 +111,13 @@ def selected(kernel: str, wanted: set) -> bool:
 
 
 def derived_cases(path: str, portability_fixes: bool, wanted: set | None = None,
-                  finite: bool = False) -> tuple[list, bool]:
+                  finite: bool = False, inputs: dict | None = None) -> tuple[list, bool]:
     """([(path, cases)], refused): a differential Case per derivable kernel; the others are reported. With
     `wanted` (--kernels), only those kernels (or a template kernel's instances, by its bare name); `finite`
-    (--finite-inputs): uniform(-1, 1) where special values were derived."""
+    (--finite-inputs): uniform(-1, 1) where special values were derived; `inputs` (--inputs): the user's values
+    for the named parameters (parse_inputs), an error when no selected kernel has one of them."""
     from porter.verify.derive import case_from_dict
-    cases, refused = [], False
+    cases, refused, used = [], False, set()
     for d in _derive(path):
         if wanted and not selected(d.kernel, wanted):
             continue
@@ -63,6 +131,8 @@ def derived_cases(path: str, portability_fixes: bool, wanted: set | None = None,
             for p in d.params:
                 if p.init and p.init[0] == "special":
                     p.init = ("uniform", (-1.0, 1.0))
+        if inputs:
+            used.update(apply_inputs(d, inputs))
         for note in d.notes:
             _say(f"note: {where}: {note}")
         try:
@@ -70,6 +140,10 @@ def derived_cases(path: str, portability_fixes: bool, wanted: set | None = None,
         except SpecError as e:             # what was derived does not make a case: say it, do not trace back
             refused = True
             _say(f"{where}: the derived case is not usable ({e}). Write a spec with `cuport verify --init {path}`")
+    unknown = sorted(set(inputs or ()) - used)
+    if unknown and (cases or not refused):
+        raise SpecError(f"{path}: --inputs names {', '.join(unknown)}: no input parameter of that name in the "
+                        f"kernels verified")
     if cases:
         as_what = "cuport's fixed translations" if portability_fixes else "the source as written"
         _say(f"note: {path}: no {SPEC_FILENAME}: {len(cases)} kernel(s) verified from what the source says "
