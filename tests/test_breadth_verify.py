@@ -68,6 +68,12 @@ def test_cap_sizes_halves_the_largest_size_until_buffers_and_launch_fit():
         assert b.cap_sizes(_case("(12, 40)", "(96, 2)", "r: f32[2211840] inout", {}), cap=cap) == ({}, None)
     sizes, why = b.cap_sizes(_case("1", "1", "r: f32[4194304] inout, n: i32", {"n": 3}), cap=1 << 16)
     assert why == "cannot bring the buffers or the launch under 65536 elements (sizes {'n': 1})"
+    # on a GPU (--verify-large-cap): the program's fixed sizes run under the larger cap, the others still halve
+    # (linearprobing's 2^27-slot hash table beside a batch size that stays capped)
+    assert b.cap_sizes(_case("1", "1", "r: f32[8388608] inout", {}), 1 << 16, 1 << 24) == ({}, None)
+    sizes, why = b.cap_sizes(_case("cdiv(n, 256)", "256", "t: u64[134217728] inout, k: u32[n] in, n: i32",
+                                   {"n": 1 << 22}), 1 << 28, 1 << 28)
+    assert (sizes, why) == ({"n": 1 << 22}, None)
 
 
 def _doc(ok, values=None):
@@ -328,6 +334,22 @@ def test_a_disagreement_is_run_again_on_the_programs_input_ranges(monkeypatch, t
     calls.clear()                       # no label: no third run
     row = b.verify_kernel(os.path.join(PROG, "main.cu"), case, ["vulkan"], 5)
     assert row["verdict"] == "disagree" and len(calls) == 2
+
+
+def test_a_case_over_the_cap_by_the_programs_fixed_sizes_runs_under_the_large_cap(monkeypatch):
+    b = _breadth()
+    calls = []
+
+    def fake_run(cmd, **kw):
+        calls.append(cmd)
+        return subprocess.CompletedProcess(cmd, 0, json.dumps(_doc(True, [1.0])), "")
+    monkeypatch.setattr(b.subprocess, "run", fake_run)
+    case = _case("cdiv(n, 256)", "256", "t: u64[134217728] inout, n: i32", {"n": 1000})
+    row = b.verify_kernel(os.path.join(PROG, "main.cu"), case, ["vulkan"], 5)
+    assert row["verdict"] == "failed" and row["why"].startswith("cannot bring") and not calls
+    monkeypatch.setattr(b, "LARGE_CAP", 1 << 28)
+    row = b.verify_kernel(os.path.join(PROG, "main.cu"), case, ["vulkan"], 5)
+    assert (row["verdict"], row["cap"], row["sizes"]) == ("agree", 1 << 28, {"n": 1000}) and len(calls) == 1
 
 
 def test_the_input_labels_name_kernels_and_parse():
