@@ -336,6 +336,34 @@ def test_a_disagreement_is_run_again_on_the_programs_input_ranges(monkeypatch, t
     assert row["verdict"] == "disagree" and len(calls) == 2
 
 
+def test_a_hang_on_derived_inputs_is_run_again_on_the_programs_inputs(monkeypatch):
+    # sampling: each block loops until it has drawn nsamples[b] distinct columns, forever when the derived
+    # nsamples exceed ncols (in CUDA too); on the program's nsamples (10 or 11) it ends. A failure that is not a
+    # hang (a crash) is not retried
+    b = _breadth()
+    hang = {"results": [{"target": "opencl", "variant": "-", "status": "timeout", "message": "no result"},
+                        {"target": "vulkan", "variant": "sg4", "status": "timeout", "message": "no result"}],
+            "differential": []}
+    docs = [hang, _doc(True, [1.0])]
+    calls = []
+
+    def fake_run(cmd, **kw):
+        calls.append(cmd)
+        return subprocess.CompletedProcess(cmd, 1, json.dumps(docs[min(len(calls), len(docs)) - 1]), "")
+    monkeypatch.setattr(b.subprocess, "run", fake_run)
+    case = _case("cdiv(n, 256)", "256", "k: i32[n] in, y: f32[n] out, n: i32", {"n": 64})
+    label = {"inputs": "k=uniform(10,12)", "source": "main.cu:94"}
+    row = b.verify_kernel(os.path.join(PROG, "main.cu"), case, ["vulkan"], 5, label)
+    assert row["verdict"] == "agree" and row["program_inputs"] == "k=uniform(10,12)" and len(calls) == 2
+    assert "with derived inputs: opencl: timeout" in row["why"]
+    calls.clear()
+    for r in hang["results"]:
+        r["status"] = "crash"
+    docs[:] = [hang]
+    row = b.verify_kernel(os.path.join(PROG, "main.cu"), case, ["vulkan"], 5, label)
+    assert row["verdict"] == "failed" and len(calls) == 1
+
+
 def test_a_case_over_the_cap_by_the_programs_fixed_sizes_runs_under_the_large_cap(monkeypatch):
     b = _breadth()
     calls = []

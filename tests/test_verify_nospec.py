@@ -1413,9 +1413,10 @@ int main() { const int n = 256, m = 8; Atom *d_a; float *d_ff, *d_out;
 
 def test_inputs_parse_into_initializers_and_numbers():
     from porter.verify.nospec import parse_inputs
-    assert parse_inputs("b=uniform(4, 5),a=full(0),i=below(n / 2),dt=1e-4,k=3,x=arange(7),s=special()") == {
+    assert parse_inputs("b=uniform(4, 5),a=full(0),i=below(n / 2),dt=1e-4,k=3,x=arange(7),s=special(),z=zeros(),"
+                        "o=ones()") == {
         "b": ("uniform", (4.0, 5.0)), "a": ("full", (0.0,)), "i": ("below", ("n / 2",)), "dt": 1e-4, "k": 3,
-        "x": ("arange", (7,)), "s": ("special", ())}
+        "x": ("arange", (7,)), "s": ("special", ()), "z": ("full", (0.0,)), "o": ("full", (1.0,))}
     for bad, why in [("b", "expected NAME="), ("b=uniform(5, 4)", "empty range"), ("b=normal(0, 1)", "unknown"),
                      ("b=uniform(1)", "takes 2 argument"), ("b=full(x)", "takes numbers"), ("b=abc", "neither"),
                      ("1b=full(1)", "expected NAME=")]:
@@ -1444,10 +1445,12 @@ def test_inputs_set_the_derived_cases_arrays_and_scalars(tmp_path):
     src = str(tmp_path / "k.cu")
     ((_, (case,)),), _ = derived_cases(src, False)
     assert case.init["b"].kind == "special"
-    ((_, (case,)),), _ = derived_cases(src, False, inputs=parse_inputs("b=uniform(4,5),scale=0.5"))
+    ((_, (case,)),), _ = derived_cases(src, False, inputs=parse_inputs("b=uniform(4,5),scale=0.5,a=zeros()"))
     assert (case.init["b"].kind, case.init["b"].args) == ("uniform", (4.0, 5.0))
+    assert not case.make_args(case.sizes[0])["a"].any()
     args = case.make_args(case.sizes[0])
     assert args["b"].min() >= 4 and args["b"].max() <= 5 and args["scale"] == np.float32(0.5)
+    ((_, (case,)),), _ = derived_cases(src, False, inputs=parse_inputs("b=uniform(4,5)"))
     assert case.init["a"].kind == "special"          # a parameter not named keeps its derived inputs
     with pytest.raises(SpecError, match="--inputs names zz: no input parameter"):
         derived_cases(src, False, inputs=parse_inputs("zz=full(1)"))

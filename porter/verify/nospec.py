@@ -61,6 +61,9 @@ def parse_inputs(text: str) -> dict:
         if kind == "below":                 # an expression of the sizes, evaluated per case
             out[name] = (kind, (args[0],))
             continue
+        if kind in ("zeros", "ones"):       # spec.py's zeros() / ones() are full(0) / full(1)
+            out[name] = ("full", (0.0 if kind == "zeros" else 1.0,))
+            continue
         try:
             nums = tuple(float(a) for a in args)
         except ValueError:
