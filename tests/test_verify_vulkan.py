@@ -117,3 +117,31 @@ KERNELS = [Case(source="rev.cu", kernel="rev", signature="x: f32[n] in, y: f32[n
     import json
     rows = {r["sizes"]["n"]: r["status"] for r in json.loads(p.stdout)["results"]}
     assert rows == {100: "pass", 2000: "pass"}, p.stdout[-2000:] + p.stderr[-2000:]
+
+
+@pytest.mark.skipif(not __import__("porter.verify.backends.opencl", fromlist=["x"]).available()[0],
+                    reason="needs OpenCL (PoCL)")
+def test_dynamic_shared_memory_without_shared_mem_in_the_case_is_refused(tmp_path):
+    # CUDA launches such a case with 0 bytes of dynamic shared memory; the translations used to get a default
+    # (Vulkan's SHARED_BYTES 1024, OpenCL's local argument of one element) and could pass where CUDA cannot run
+    import json
+    import subprocess
+    import sys
+    (tmp_path / "rev.cu").write_text("""__global__ void rev(const float *x, float *y, int n) {
+  extern __shared__ float s[];
+  for (int i = threadIdx.x; i < n; i += blockDim.x) s[i] = x[i];
+  __syncthreads();
+  for (int i = threadIdx.x; i < n; i += blockDim.x) y[i] = s[n - 1 - i];
+}
+""")
+    (tmp_path / "verify_spec.py").write_text("""from porter.verify.spec import Case
+KERNELS = [Case(source="rev.cu", kernel="rev", signature="x: f32[n] in, y: f32[n] out, n: i32",
+                grid="1", block="64", sizes=[{"n": 100}], reference=lambda x, n: {"y": x[::-1].copy()})]
+""")
+    p = subprocess.run([sys.executable, "-m", "porter", "verify", str(tmp_path), "--targets", "vulkan,opencl",
+                        "--subgroup-sizes", "8", "--timeout", "60", "-j", "1", "--output-format", "json"],
+                       capture_output=True, text=True, env={**os.environ, "VK_ICD_FILENAMES": LAVAPIPE_ICD})
+    rows = {r["target"]: (r["status"], r["message"]) for r in json.loads(p.stdout)["results"]}
+    want = ("FAIL", "spec: rev declares `extern __shared__` memory, but the case gives no shared_mem (CUDA would "
+                    "launch it with 0 bytes): give shared_mem= the launch's third argument")
+    assert rows == {"vulkan": want, "opencl": want} and p.returncode == 1, p.stdout[-2000:] + p.stderr[-2000:]

@@ -63,6 +63,18 @@ def check_launch_contract(manifest, block, arrays) -> None:
                                f"{req['multiple_of']} (manifest \"requires\"), got {v}")
 
 
+def dynamic_shared_bytes(case, sizes) -> int:
+    """The bytes of `extern __shared__` memory the case launches with (CUDA gets exactly these). A kernel that
+    declares such memory under a case that gives none is refused: CUDA would run it with 0 bytes, while the
+    translations' defaults (Vulkan's specialization constant, OpenCL's local argument) would silently give it some."""
+    from porter.verify.spec import SpecError
+    n = int(case.shared_bytes(sizes)) if case.shared_mem else 0
+    if n <= 0:
+        raise SpecError(f"{case.kernel} declares `extern __shared__` memory, but the case gives no shared_mem (CUDA "
+                        "would launch it with 0 bytes): give shared_mem= the launch's third argument")
+    return n
+
+
 class Skip(Exception):
     """This case cannot run here (e.g. the requested subgroup size is not selectable)."""
 

@@ -10,7 +10,7 @@ import re
 
 import numpy as np
 
-from . import CompileError, RunOutput, Session, check_launch_contract, run_session
+from . import CompileError, RunOutput, Session, check_launch_contract, dynamic_shared_bytes, run_session
 
 _CTX = None
 _PROGRAMS: dict = {}
@@ -124,11 +124,8 @@ class ClSession(Session):
                 args.append(value)
         # dynamic shared memory: a __local argument at the index the manifest gives, of the launch's bytes
         for la in sorted((manifest or {}).get("local_args") or [], key=lambda a: a["index"]):
-            try:
-                nbytes = case.shared_bytes(sizes)
-            except Exception:           # no shared_mem in the spec: the launch's own constant
-                nbytes = la.get("bytes") or 0
-            args.insert(la["index"], cl.LocalMemory(max(int(nbytes), la.get("elem_size") or 1, 1)))
+            nbytes = dynamic_shared_bytes(case, sizes)
+            args.insert(la["index"], cl.LocalMemory(max(nbytes, la.get("elem_size") or 1)))
         self.kernel.set_args(*args)
         self.global_size = tuple(g * b for g, b in zip(grid, block))
         self.block = block

@@ -27,7 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from . import CompileError, RunOutput, Session, Skip, Variant, check_launch_contract, have_tool, run_session
+from . import (CompileError, RunOutput, Session, Skip, Variant, check_launch_contract, dynamic_shared_bytes, have_tool,
+               run_session)
 
 LAVAPIPE_ICD = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
 LAVAPIPE_SUBGROUPS = (4, 8, 16)
@@ -318,13 +319,14 @@ def _context() -> _Context:
 
 def _spec_overrides(case, manifest: dict, sizes) -> dict:
     """The specialization constants the host sets: the spec's defines, and the dynamic shared memory of the
-    launch (SHARED_BYTES, whose default is only the launch's constant, else 1024): the case's bytes at these sizes,
+    launch (SHARED_BYTES, whose default is only the launch's constant, else 1024): the case's bytes at these sizes
+    (none: refused, dynamic_shared_bytes),
     as CUDA's launch gives them (tridiagonal's `(system_size + 1) * 5 * sizeof(float)` ran in 1024 bytes and read
     past its shared array: zeros on NVIDIA, a hang on lavapipe)."""
     out = dict(case.defines)
     for sc in manifest.get("spec_constants", []):
-        if "launch_expr" in sc and sc["name"] not in out and case.shared_mem:
-            out[sc["name"]] = int(case.shared_bytes(sizes))
+        if "launch_expr" in sc and sc["name"] not in out:
+            out[sc["name"]] = dynamic_shared_bytes(case, sizes)
     return out
 
 
