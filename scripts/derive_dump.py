@@ -3,8 +3,8 @@ per derived case, every field, sorted. A change meant to leave derivation as it 
 diffs (docs/architecture.md):
 
     git archive HEAD porter rules templates | tar -x -C /tmp/before
-    PYTHONPATH=/tmp/before .venv/bin/python scripts/derive_dump.py /tmp/hec/src tests > /tmp/before.txt
-    PYTHONPATH=$PWD .venv/bin/python scripts/derive_dump.py /tmp/hec/src tests > /tmp/after.txt
+    PYTHONPATH=/tmp/before .venv/bin/python scripts/derive_dump.py /tmp/hec/src /tmp/cs/Samples tests examples > /tmp/before.txt
+    PYTHONPATH=$PWD .venv/bin/python scripts/derive_dump.py /tmp/hec/src /tmp/cs/Samples tests examples > /tmp/after.txt
     diff /tmp/before.txt /tmp/after.txt
 
 Run from the checkout (tests' paths are relative); the PYTHONPATH picks the code. tests/fuzz/regressions/
