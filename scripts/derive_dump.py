@@ -2,9 +2,10 @@
 per derived case, every field, sorted. A change meant to leave derivation as it is dumps before and after and
 diffs (docs/architecture.md):
 
-    git archive HEAD porter rules templates | tar -x -C /tmp/before
-    PYTHONPATH=/tmp/before .venv/bin/python scripts/derive_dump.py /tmp/hec/src /tmp/cs/Samples tests examples > /tmp/before.txt
-    PYTHONPATH=$PWD .venv/bin/python scripts/derive_dump.py /tmp/hec/src /tmp/cs/Samples tests examples > /tmp/after.txt
+    mkdir -p /tmp/before && git archive BASE porter rules templates | tar -x -C /tmp/before
+    DIRS="/tmp/hec/src /tmp/cs/Samples tests examples"
+    PYTHONPATH=/tmp/before .venv/bin/python scripts/derive_dump.py $DIRS > /tmp/before.txt
+    PYTHONPATH=$PWD .venv/bin/python scripts/derive_dump.py $DIRS > /tmp/after.txt
     diff /tmp/before.txt /tmp/after.txt
 
 Run from the checkout (tests' paths are relative); the PYTHONPATH picks the code. tests/fuzz/regressions/
