@@ -13,7 +13,7 @@ derive_units.py):
   from an offset, `p + k` / `&p[k]`, is the allocation less the offset), an input the host zeroes with cudaMemset
   before the launch starts as zeros; a host wrapper's parameters come from its call, in this file or the one other
   file of the program that calls it; a local assigned after its declaration is read where the assignment reaches
-  the launch on every path (derive_sizes._reaching);
+  the launch on every path (derive_values._reaching);
 - size names: kernel integer parameters that receive a host variable directly, and host variables initialised
   with constants (`const int n = 1 << 20`); a variable read at run time (`atoi(argv[1])`, an array's or a
   container's element the program fills) gets 1000 (256 in a block), with a note; a size the program gives that

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from porter.verify.derive_sizes import _bare
+from porter.verify.derive_host import _bare
 
 
 _COMM = re.compile(r"^(__shfl|__syncthreads|__syncwarp|atomic|__ballot|__any|__all|__reduce|__match|__activemask)")

@@ -120,8 +120,7 @@ def _scan(text: str, m: str, start: int, end: int, drop=frozenset(), keep_includ
     drop = frozenset(x for x in drop if not isinstance(x, str))
 
     def keep(header: str, has_body: bool, a: int, b: int) -> bool:
-        if dropped_kernels and "__global__" in header and \
-                re.search(r"\b(" + "|".join(map(re.escape, dropped_kernels)) + r")\s*(<[^;{(]*>\s*)?\(", header):
+        if dropped_kernels and any(k.group(1) in dropped_kernels for k in kernel_headers(header)):
             return False        # another kernel NVRTC rejected (cuda.repaired): the case's kernel does not need it
         if drop and not words.search(header) and \
                 any(text.count("\n", 0, a) + 1 <= ln <= text.count("\n", 0, b) + 1 for ln in drop):
@@ -180,11 +179,26 @@ def _scan(text: str, m: str, start: int, end: int, drop=frozenset(), keep_includ
     return "".join(out)
 
 
+# `__launch_bounds__(...)` between `__global__` and the name (hadamard's `__global__
+# __launch_bounds__(Ktraits::kNThreads) void k(`, rsmt's): skipped whole, its arguments may hold parentheses
+_LAUNCH_BOUNDS = r"__launch_bounds__\s*\((?:[^()]|\([^()]*\))*\)"
+
+
+def kernel_headers(text: str, name: str | None = None):
+    """The one scanner of kernel headers: each `__global__ ... NAME(` (or `NAME<...>(`) in the text, in order, as
+    a match whose group 1 is the kernel's name, start() the `__global__`, end() just past the `(` that opens the
+    parameters; declarations included. `name`: that kernel's headers only. Callers mask the text first (mask(),
+    or comments only) where a commented-out kernel must not count."""
+    ident = re.escape(name) if name is not None else r"\w+"
+    return re.finditer(r"__global__\b[^;{]*?(?:" + _LAUNCH_BOUNDS + r"[^;{]*?)?\b(?!__launch_bounds__\b)(" + ident +
+                       r")\s*(?:<[^;{(]*>\s*)?\(", text)
+
+
 def kernel_spans(text: str) -> list[tuple[str, int, int]]:
     """(name, first line, last line) of each `__global__` function defined in the text (1-based lines)."""
     m = mask(text)
     out = []
-    for k in re.finditer(r"__global__\b[^;{]*?\b(\w+)\s*(?:<[^;{(]*>\s*)?\(", m):
+    for k in kernel_headers(m):
         body = m.find("{", k.end())
         semi = m.find(";", k.end())
         if body < 0 or 0 <= semi < body and m.count("(", k.end(), semi) <= m.count(")", k.end(), semi):

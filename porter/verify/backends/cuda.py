@@ -179,9 +179,10 @@ _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 def qualified_name(code: str, case) -> str:
     """The case's name expression with the namespaces its `__global__` definition sits in (meanshift's
     `mean_shift::gpu::mean_shift_tiling`): NVRTC looks kernels up by their qualified name."""
+    from porter.verify.extract import kernel_headers
     text = _COMMENT.sub(lambda m: " " * len(m.group()), code)
     kernel = getattr(case, "kernel", case.name_expression).split("<")[0]
-    m = re.search(r"__global__[^;{]*?\b" + re.escape(kernel) + r"\s*(?:<[^;{(]*>\s*)?\(", text)
+    m = next(kernel_headers(text, kernel), None)
     if m is None:
         return case.name_expression
     stack: list = []                    # per open brace: the namespace's name, "" (anonymous) or None (other)
@@ -197,9 +198,9 @@ def qualified_name(code: str, case) -> str:
 
 def _kernel_params(code: str, kernel: str) -> str:
     """The text of the parameter lists of `__global__` functions named `kernel` (every overload)."""
-    import re
+    from porter.verify.extract import kernel_headers
     out = []
-    for m in re.finditer(r"__global__[^;{]*?\b" + re.escape(kernel) + r"\s*\(", code):
+    for m in kernel_headers(code, kernel):
         depth, i = 1, m.end()
         while i < len(code) and depth:
             depth += {"(": 1, ")": -1}.get(code[i], 0)
