@@ -4,8 +4,8 @@ diffs (docs/architecture.md):
 
     mkdir -p /tmp/before && git archive BASE porter rules templates | tar -x -C /tmp/before
     DIRS="/tmp/hec/src /tmp/cs/Samples tests examples"
-    PYTHONPATH=/tmp/before .venv/bin/python scripts/derive_dump.py $DIRS > /tmp/before.txt
-    PYTHONPATH=$PWD .venv/bin/python scripts/derive_dump.py $DIRS > /tmp/after.txt
+    PYTHONPATH=/tmp/before .venv/bin/python bench/derive_dump.py $DIRS > /tmp/before.txt
+    PYTHONPATH=$PWD .venv/bin/python bench/derive_dump.py $DIRS > /tmp/after.txt
     diff /tmp/before.txt /tmp/after.txt
 
 Run from the checkout (tests' paths are relative); the PYTHONPATH picks the code. tests/fuzz/regressions/
