@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from porter.translate.kernel import ctype as ct
-from porter.translate.kernel import refs
+from porter.translate.kernel import private_views, refs
 from porter.translate.kernel.ctype import CType, I32
 from porter.translate.kernel.target import BINARY_PREC, E, PREC_ASSIGN, PREC_COND, PREC_PRIMARY, TranslationError
 from porter.translate.kernel.typeinfo import CASTS, NON_EXPR, element, ptrlike
@@ -555,6 +555,11 @@ class PointersMixin:
 
     def ptr_index(self, base_n, idx_n, mode) -> str:
         """`p[i]` for a pointer p."""
+        v = private_views.match(self, base_n)       # `((int4 *)priv)[i]`: read lane by lane
+        if v is not None:
+            if mode != "r":
+                private_views.refuse_change(self, base_n.parent or base_n)
+            return private_views.load(self, v, self.x(idx_n), base_n.parent or base_n)
         root, off = self.ptr(base_n)
         self._flat_pure(root, base_n, idx_n)
         i = self.x(idx_n)
@@ -571,6 +576,11 @@ class PointersMixin:
 
     def ptr_lvalue(self, n, mode, deref=True) -> str:
         """`*p` (deref) for a pointer-valued expression n."""
+        v = private_views.match(self, n)            # `*(int4 *)priv`: read lane by lane
+        if v is not None:
+            if mode != "r":
+                private_views.refuse_change(self, n.parent or n)
+            return private_views.load(self, v, None, n.parent or n)
         root, off = self.ptr(n)
         self._flat_pure(root, n)
         return self.t.deref(self, root, off, None, mode, n)
