@@ -12,7 +12,7 @@ from porter.translate.api import translate_file
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(ROOT, "tests", "fixtures", "breadth", "pointers")
 VIEWS = os.path.join(FIX, "private_views.cu")
-KERNELS = {"int4_roundtrip", "float2_lanes", "rows_and_params"}
+KERNELS = {"int4_roundtrip", "float2_lanes", "rows_and_params", "half2_bits"}
 
 
 @pytest.mark.parametrize("target", ["glsl", "opencl"])
@@ -45,6 +45,19 @@ def test_glsl_helpers_read_and_store_the_lanes():
     assert "a[(o + 3) / 4][(o + 3) % 4] = v.w;" in r          # a row of m[2][4]: the array flattened
     assert "cuport_vst_vec4_2x4(vec4(x[i], 2.0 * x[i], 3.0, 4.0), m, 4);" in r
     assert "cuport_vst_vec4_8(v, p, p_off + 4);" in r         # the array parameter of put4
+
+
+def test_bits_of_a_private_float_seen_as_half2():
+    g = translate_file(VIEWS, "glsl", validate=False).shaders["half2_bits"]
+    assert "f16vec2 p = unpackFloat2x16(floatBitsToUint(a8.y));" in g
+    assert "c8.y = uintBitsToFloat(packFloat2x16(p * unpackFloat2x16(floatBitsToUint(b8.y))));" in g
+    assert "uint w = floatBitsToUint(b8.w);" in g and "c8.w = uintBitsToFloat(w ^ 2147516416u);" in g
+    cl = translate_file(VIEWS, "opencl", validate=False).text
+    # OpenCL holds a half2 as the float2 of its values: converted from / to the 32 bits exactly
+    assert "float2 p = cuport_h2_from_bits(as_uint(a8.y));" in cl
+    assert "c8.z = as_float(cuport_h2_bits(cuport_h2_from_bits(as_uint(a8.z)).yx));" in cl
+    assert "uint w = as_uint(b8.w);" in cl          # a vector lane has no address in OpenCL C: no pointer cast
+    assert "&a8" not in cl and "&c8" not in cl
 
 
 def test_private_views_match_numpy_on_lavapipe_and_pocl(monkeypatch):
@@ -117,3 +130,28 @@ def test_vector_of_another_element_type_stays_refused(tmp_path, target, what):
     # int2 over shorts reinterprets the bytes: not lanes of the array's own type
     code = SNIPPET % "short d[8] = {}; int2 v = reinterpret_cast<int2 *>(d)[0]; out[1] = v.x;"
     assert_refused_at(tmp_path, target, code, 3, what, column=31)
+
+
+HALVES = """#include <cuda_fp16.h>
+__global__ void k(const float4 *in, float4 *out) {
+    %s
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["glsl", "opencl"])
+@pytest.mark.parametrize("body, line, column, what", [
+    # a private array of halves as float4 (HeCBench vadd's tv kernel): OpenCL holds those halves as floats
+    ("__half h[8]; *reinterpret_cast<float4 *>(h) = in[0]; out[0] = make_float4(h[0], h[1], h[2], h[3]);", 3, 19,
+     {"glsl": "GLSL can give another element type only to a storage buffer",
+      "opencl": "reinterpreting private memory as or from halves"}),
+    # past the float whose bits the cast reads
+    ("float4 v = in[0]; __half2 h = reinterpret_cast<__half2 *>(&v.x)[1]; out[0].x = __low2float(h);", 3, 35,
+     "past the variable `v.x` whose bits the cast reinterprets"),
+    # a store of the bits whose value is used
+    ("float4 v = in[0]; unsigned u = (*reinterpret_cast<unsigned *>(&v.y) = 7u); out[0].x = v.y + u;", 3, 37,
+     "the value of a store that reinterprets the bits of `v.y`"),
+])
+def test_bit_casts_that_stay_refused(tmp_path, target, body, line, column, what):
+    what = what[target] if isinstance(what, dict) else what
+    assert_refused_at(tmp_path, target, HALVES % body, line, what, column=column)

@@ -11,16 +11,24 @@ type only. The vector is its lanes, elements o .. o+N-1 (o = the cast pointer's 
   that could alias it.
 Only a direct read `V v = cast[k]` / `*cast` / `cast->x` and a whole store `cast[k] = v` are translated; the cast
 kept in a variable, a compound assignment, an increment or a store to one lane stay refused (CP907) where they
-are. Halves are left to the existing refusal: OpenCL keeps private halves in floats (halfprec.py)."""
+are. Halves in private arrays are left to the existing refusal: OpenCL keeps private halves in floats
+(halfprec.py).
+
+A private scalar or vector lane seen as another type of the same size, `*reinterpret_cast<__half2 *>(&f4.x)`
+(vadd), is a bit cast of its value (Bits): both targets reinterpret the 32 bits through a uint (GLSL
+floatBitsToUint / unpackFloat2x16 ..., OpenCL as_uint / vload_half2 ...), and a store `*cast = v` assigns the
+variable v's bits. OpenCL holds a half2 as the float2 of its values; vload_half2 / vstore_half2 convert them
+exactly (every half is a float), a NaN's payload aside (PoCL gives a quiet NaN), as for every half it reads
+(halfprec.py)."""
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
 from porter.translate.kernel import ctype as ct
-from porter.translate.kernel import halfprec
-from porter.translate.kernel.ctype import I32, CType
-from porter.translate.kernel.target import PREC_PRIMARY, E
+from porter.translate.kernel import refs
+from porter.translate.kernel.ctype import F32, I32, U32, CType
+from porter.translate.kernel.target import PREC_ASSIGN, PREC_PRIMARY, E
 from porter.translate.kernel.typeinfo import CASTS, NON_EXPR, element, ptrlike
 
 # a vector's lanes: OpenCL's vloadN / vstoreN exist for N = 2, 3, 4, 8, 16; CUDA's 3-vectors differ in size
@@ -35,6 +43,19 @@ class View:
     off: E | None         # element offset of the cast pointer into it
     vec: CType            # the vector type read / written
     total: int | None     # elements of the array (all dimensions); None: unknown (OpenCL pointer parameter)
+
+
+@dataclass
+class Bits:
+    cast: object          # the cast node
+    var: object           # the variable (or vector lane) whose bits it reinterprets
+    old: CType            # the variable's type
+    new: CType            # the type it is read / written as (same size)
+
+
+def _is_half(t: CType) -> bool:
+    """halfprec.is_half (halfprec calls this module: no import back)."""
+    return (t.kind == "scalar" and t.name == "f16") or (t.kind == "vector" and t.elem.name == "f16")
 
 
 def _kids(n):
@@ -69,7 +90,13 @@ def _private_array(em, d) -> bool:
         not any(c.kind == "CUDASHARED_ATTR" for c in d.children) and not em.is_device_global(d)
 
 
-def match(em, n) -> View | None:
+def match(em, n) -> View | Bits | None:
+    """`n` is a reinterpreting cast of private memory this module reads and writes: a vector view of a private
+    array (View) or a bit cast of a private variable (Bits); None for anything else."""
+    return _array_view(em, n) or _bits(em, n)
+
+
+def _array_view(em, n) -> View | None:
     """`n` is `(V *)p`, V a 2- or 4-vector of the element type of the private array p points into: the view;
     None for anything else (other casts keep their own checks in pointers.view)."""
     s = n
@@ -82,7 +109,7 @@ def match(em, n) -> View | None:
     vec = element(em.ty(s)).unqualified()
     if not ptrlike(it) or vec.kind != "vector":
         return None
-    if element(it).unqualified() != vec.elem or halfprec.is_half(vec) or vec.elem.is_bool:
+    if element(it).unqualified() != vec.elem or _is_half(vec) or vec.elem.is_bool:
         return None
     d = _array_decl(em, inner)
     if d is None:
@@ -105,6 +132,78 @@ def match(em, n) -> View | None:
                    f"`{ct.spell(vec)}`: only an array of known size, through a pointer to its elements)")
     # OpenCL: a pointer parameter's array is the caller's, of a size unknown here; vloadN reads what CUDA reads
     return View(s, inner, root, off, vec, math.prod(root.dims) if known else None)
+
+
+# 32-bit types a bit cast goes through a uint between
+BITS32 = (F32, I32, U32, ct.vector("f16", 2))
+
+
+def _bits(em, n) -> Bits | None:
+    """`n` is `(T *)&x`, x a private scalar variable or a lane of a private vector variable, T another type of
+    its size (both in BITS32); OpenCL casts `&x` of a scalar itself, so there only where halves are involved."""
+    s = n
+    while s.kind == "PAREN_EXPR" and len(_kids(s)) == 1:
+        s = _kids(s)[0]
+    if s.kind not in CASTS or em.ty(s).kind != "pointer" or not _kids(s):
+        return None
+    a = _kids(s)[-1]
+    while a.kind in ("PAREN_EXPR", "UNEXPOSED_EXPR") and len(_kids(a)) == 1:
+        a = _kids(a)[0]
+    if not (a.kind == "UNARY_OPERATOR" and a.op == "&" and _kids(a)):
+        return None
+    var = base = _kids(a)[0]
+    while base.kind == "PAREN_EXPR" and len(_kids(base)) == 1:
+        base = _kids(base)[0]
+    lane = base.kind == "MEMBER_REF_EXPR"
+    if lane and _kids(base):
+        b = _kids(base)[0]
+        if "->" in em.model.source.slice(b.end, base.end) or em.ty(b).kind != "vector" or \
+                base.spelling not in ("x", "y", "z", "w"):
+            return None
+        base = b
+        while base.kind in ("PAREN_EXPR", "UNEXPOSED_EXPR") and len(_kids(base)) == 1:
+            base = _kids(base)[0]
+    d = base.ref if base.kind == "DECL_REF_EXPR" else None
+    if d is None or d.kind != "VAR_DECL" or em.model.function_of(d) is None or em.is_device_global(d) or \
+            any(c.kind == "CUDASHARED_ATTR" for c in d.children) or refs.bound(em, d):
+        return None
+    old, new = em.ty(var).unqualified(), element(em.ty(s)).unqualified()
+    if old == new or old not in BITS32 or new not in BITS32:
+        return None
+    if em.t.native_pointers and not (_is_half(old) or _is_half(new) or lane):
+        return None         # OpenCL casts `&x` itself; a vector lane has no address there
+    return Bits(s, var, old, new)
+
+
+_GLSL_TO = {"f32": "floatBitsToUint({})", "i32": "uint({})", "u32": "{}", "f16": "packFloat2x16({})"}
+_GLSL_FROM = {"f32": "uintBitsToFloat({})", "i32": "int({})", "u32": "{}", "f16": "unpackFloat2x16({})"}
+_CL_TO = {"f32": "as_uint({})", "i32": "as_uint({})", "u32": "{}", "f16": "cuport_h2_bits({})"}
+_CL_FROM = {"f32": "as_float({})", "i32": "as_int({})", "u32": "{}", "f16": "cuport_h2_from_bits({})"}
+_CL_HELPERS = {
+    "cuport_h2_bits": "uint cuport_h2_bits(float2 v)\n{\n    /* a half2's 32 bits: its two halves, x low */\n"
+                      "    uint u;\n    vstore_half2_rte(v, 0, (__private half *)&u);\n    return u;\n}",
+    "cuport_h2_from_bits": "float2 cuport_h2_from_bits(uint u)\n{\n    /* the half2 of 32 bits, x low */\n"
+                           "    return vload_half2(0, (__private const half *)&u);\n}",
+}
+
+
+def _recast(em, e: E, old: CType, new: CType) -> E:
+    """The value e of type old, its bits read as type new (the same size)."""
+    key = lambda t: "f16" if _is_half(t) else t.name     # noqa: E731
+    to, frm = (_CL_TO, _CL_FROM) if em.t.native_pointers else (_GLSL_TO, _GLSL_FROM)
+    for t in (old, new):
+        em.t.type_name(t, em)           # GLSL: the 16-bit types' extension
+        if _is_half(t) and em.t.native_pointers:
+            name = to[key(t)] if t is old else frm[key(t)]
+            name = name.split("(")[0]
+            em.helper(name, _CL_HELPERS[name])
+    u = to[key(old)].format(e.text)
+    return E(frm[key(new)].format(u), new, PREC_PRIMARY)
+
+
+def _bits_index(em, v: Bits, k: E | None, node):
+    if k is not None and k.lit != 0:
+        em.fail(node, f"`{node.text}` (past the variable `{v.var.text}` whose bits the cast reinterprets)")
 
 
 def _offset(em, v: View, k: E | None, node) -> E:
@@ -155,7 +254,10 @@ def _helper_name(em, v: View, what: str) -> str:
 
 
 def load(em, v: View, k: E | None, node) -> str:
-    """The vector k of the view, read."""
+    """The vector k of the view, read (the variable's bits as the cast's type, Bits)."""
+    if isinstance(v, Bits):
+        _bits_index(em, v, k, node)
+        return _recast(em, em.x(v.var), v.old, v.new).text
     o = _offset(em, v, k, node)
     if em.t.native_pointers:
         p = em.t.native(em, v.inner)
@@ -189,6 +291,14 @@ def _value_unused(n) -> bool:
 
 def store(em, n, v: View, k: E | None, lhs_n, rhs: E) -> E:
     """`cast[k] = rhs` (n the assignment): the vector rhs stored into its lanes; the assignment's value is it."""
+    if isinstance(v, Bits):
+        # `*(T *)&x = v`: x = v's bits read as x's type; that value is x's, not the assignment's (of type T)
+        _bits_index(em, v, k, lhs_n)
+        if not _value_unused(n):
+            em.fail(n, f"`{n.text}` (the value of a store that reinterprets the bits of `{v.var.text}`)")
+        rhs = em.conv(rhs, v.new, implicit_ok=True)
+        lv = em.x(v.var, "w")
+        return E(f"{lv.text} = {_recast(em, rhs, v.new, v.old).text}", v.old, PREC_ASSIGN)
     rhs = em.conv(rhs, v.vec, implicit_ok=True)
     if em.t.native_pointers:
         if not _value_unused(n):
