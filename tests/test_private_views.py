@@ -155,3 +155,32 @@ __global__ void k(const float4 *in, float4 *out) {
 def test_bit_casts_that_stay_refused(tmp_path, target, body, line, column, what):
     what = what[target] if isinstance(what, dict) else what
     assert_refused_at(tmp_path, target, HALVES % body, line, what, column=column)
+
+
+BODIES = """
+__global__ void k(const int4 *in, int *out, int n) {
+    int d[8] = {};
+    int i = threadIdx.x;
+    if (i < n) reinterpret_cast<int4 *>(d)[1] = in[i];
+    else (reinterpret_cast<int4 *>(d)[0] = in[0]);
+    for (int j = 0; j < 2; j++) reinterpret_cast<int2 *>(d)[j] = make_int2(j, i);
+    out[i] = d[0] + d[3] + d[5];
+}
+"""
+
+
+@pytest.mark.parametrize("target, want", [
+    ("glsl", ["cuport_vst_ivec4_8(in_[i], d, 4);", "(cuport_vst_ivec4_8(in_[0], d, 0));",
+              "cuport_vst_ivec2_8(ivec2(j, i), d, j * 2);"]),
+    ("opencl", ["vstore4(in[i], 1, d);", "(vstore4(in[0], 0, d));", "vstore2((int2)(j, i), j, d);"]),
+])
+def test_stores_as_bodies_of_if_else_and_for(tmp_path, target, want):
+    # a store is a statement there too (its value unused): OpenCL's vstore needs no value
+    src = tmp_path / "bodies.cu"
+    src.write_text(BODIES)
+    res = translate_file(str(src), target, validate=can_validate(target))
+    assert outputs(res) == {"k"}, res.failed_kernels
+    text = res.shaders["k"] if target == "glsl" else res.text
+    assert all(w in text for w in want), text
+    if res.extra.get("validation"):
+        assert all(v["ok"] for v in res.extra["validation"].values()), res.extra["validation"]

@@ -275,6 +275,8 @@ def load(em, v: View, k: E | None, node) -> str:
 def _value_unused(n) -> bool:
     """The assignment `n` is a statement of its own (its value is not used)."""
     p = n.parent
+    while p is not None and p.kind in ("UNEXPOSED_EXPR", "PAREN_EXPR") and len(_kids(p)) == 1:
+        n, p = p, p.parent      # `(a = b);`, clang's cleanups around a call of `operator=`
     if p is None:
         return False
     kids = _kids(p)
