@@ -131,11 +131,17 @@ def test_increment_of_a_half_is_refused(tmp_path, target):
     assert "on a half value" in d.message and d.row == 5
 
 
-def test_opencl_private_reinterpretation_as_half2_is_refused(tmp_path):
-    # HeCBench vadd: `*reinterpret_cast<__half2*>(&a8.x)` of a float4 register. OpenCL computes half2 as float2, so
-    # the cast read 8 bytes of a 4-byte float (the validator happened to reject it: address of a vector element)
+def test_opencl_private_reinterpretation_as_half2_is_a_bit_cast(tmp_path):
+    # HeCBench vadd: `*reinterpret_cast<__half2*>(&a8.x)` of a float4 register. OpenCL computes half2 as float2: a
+    # pointer cast would read 8 bytes of a 4-byte float; the float's 32 bits become the half2's values instead
+    # (private_views.py; values checked by tests/test_private_views.py)
     res = translate_text(tmp_path, "opencl", "__global__ void k(const float *in, __half2 *o) {\n  float v = in[threadIdx.x];\n"
                          "  __half2 h = *reinterpret_cast<__half2*>(&v);\n  o[threadIdx.x] = h;\n}\n")
+    assert "k" in res.manifests, res.failed_kernels
+    assert "float2 h = cuport_h2_from_bits(as_uint(v));" in res.text
+    # a private array of halves seen as a float4 stays refused
+    res = translate_text(tmp_path, "opencl", "__global__ void k(const float4 *in, float *o) {\n  __half h[8];\n"
+                         "  *reinterpret_cast<float4*>(h) = in[0];\n  o[0] = h[1];\n}\n")
     d = refusal(res)
     assert d.row == 5 and "reinterpreting private memory as or from halves" in d.message   # (2 include lines)
     # a buffer of halves read as float4 (raw bytes of 8 halves) stays a native cast
@@ -183,13 +189,19 @@ def test_opencl_address_of_a_half_in_a_buffer_is_pointer_arithmetic(tmp_path):
 
 @pytest.mark.parametrize("target", ["glsl", "opencl"])
 def test_half2_atomic_through_a_cast_of_a_half_buffer_is_refused(tmp_path, target):
-    # lut-gemm's `atomicAdd((half2*)&output[m], ...)` with `m = blockIdx.x * M_TILE_SIZE + threadIdx.x * 2` (an odd
-    # M_TILE_SIZE would straddle two half2): refused at the cast on both targets
+    # lut-gemm's `atomicAdd((half2*)&output[m], ...)` with `m = blockIdx.x * M_TILE_SIZE + threadIdx.x * 2`. OpenCL:
+    # refused at the cast. GLSL: `&output[m]` is `output + m`, a view at an even offset under the launch contract
+    # that `tile` is even (an odd one would straddle two half2); the half2 atomic is then refused
     res = translate_text(tmp_path, target, "__global__ void k(__half *output, int tile) {\n"
                          "  int m = blockIdx.x * tile + threadIdx.x * 2;\n"
                          "  atomicAdd((half2*)&output[m], __halves2half2(output[0], output[1]));\n}\n")
     d = refusal(res)
-    assert (d.row, d.column) == (5, 13), (d.row, d.column, d.message)
-    want = "not provably a multiple of `half2`'s 4 bytes" if target == "glsl" else \
-        "to a half2 pointer into the half buffer `output`"
+    assert (d.row, d.column) == ((5, 3) if target == "glsl" else (5, 13)), (d.row, d.column, d.message)
+    want = "`atomicAdd` on `half2`" if target == "glsl" else "to a half2 pointer into the half buffer `output`"
     assert want in d.message, d.message
+    if target == "glsl":        # without the contract: the offset of `&output[m]` is not provably even
+        res = translate_text(tmp_path, target, "__global__ void k(__half *output, int tile) {\n"
+                             "  int m = blockIdx.x * tile + threadIdx.x;\n"
+                             "  atomicAdd((half2*)&output[m], __halves2half2(output[0], output[1]));\n}\n")
+        d = refusal(res)
+        assert (d.row, d.column) == (5, 13) and "not provably a multiple of `half2`'s 4 bytes" in d.message

@@ -9,6 +9,7 @@ from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import device_globals
 from porter.translate.kernel import halfprec
 from porter.translate.kernel import methods
+from porter.translate.kernel import private_views
 from porter.translate.kernel import refs
 from porter.translate.kernel import struct_params
 from porter.translate.kernel import traits
@@ -566,6 +567,10 @@ class ExpressionsMixin:
         if halfprec.is_half(at.unqualified()) and self._half_store(a_n):
             # `out[i] = h` a template keeps as a built-in `=` (its value is dependent): OpenCL stores halves
             return halfprec.assign(self, n, a_n, self.conv(self.x(b_n), at.unqualified()))
+        pv = private_views.target_of(self, a_n)      # `((int4 *)priv)[k] = v`: stored lane by lane
+        if pv is not None:
+            return private_views.store(self, n, pv[0], self.x(pv[1]) if pv[1] is not None else None, a_n,
+                                       self.x(b_n))
         lv = self.x(a_n, "w")
         if at.kind == "struct" and b_n.strip.kind == "INIT_LIST_EXPR":
             rv = self.aggregate(b_n.strip, at)

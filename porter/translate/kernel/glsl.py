@@ -12,6 +12,7 @@ from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import device_globals
 from porter.translate.kernel import halfprec
 from porter.translate.kernel import intrinsics
+from porter.translate.kernel import struct_views
 from porter.translate.kernel.ctype import BOOL, I32, U32, CType
 from porter.translate.kernel.glsl_builtins import SHUFFLES, GlslBuiltins
 from porter.translate.kernel.manifest import (DEFAULT_LOCAL_SIZE, access_of, glsl_manifest, layout_matches_c,
@@ -222,7 +223,8 @@ class GlslTarget(GlslBuiltins, Target):
                 entry["_alias"] = (f"layout(std430, set = 0, binding = {i}) buffer {em.fresh(_suffixed(name, 'u' + str(b) + '_buf'))} "
                                    f"{{ {ut} {name}_u{b}[]; }};  // the same buffer, for compare-and-swap")
             for v, t in views:      # reinterpreting casts: the same binding seen with another element type
-                vb = t.bits if t.kind == "scalar" else t.elem.bits
+                vb = t.bits if t.kind == "scalar" else t.elem.bits if t.kind == "vector" else \
+                    struct_views.scalar_bits(em, t)       # a struct of the buffer's scalars
                 if vb in (8, 16):
                     em.need(f"GL_EXT_shader_{vb}bit_storage", f"storageBuffer{vb}BitAccess")
                 entry.setdefault("_views", []).append(

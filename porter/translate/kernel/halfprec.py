@@ -16,6 +16,7 @@ import re
 
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import intrinsics
+from porter.translate.kernel import private_views
 from porter.translate.kernel.ctype import CType
 from porter.translate.kernel.target import PREC_COND, PREC_PRIMARY, E
 
@@ -284,6 +285,9 @@ def operator(em, n, op: str, ops, types) -> E:
 def assign(em, n, lhs_n, value: E) -> E:
     """`lhs = value` for a half lvalue; OpenCL stores into a half buffer with vstore_half_rte."""
     target = em.t
+    pv = private_views.target_of(em, lhs_n)      # `*(__half2 *)&f4.x = h2`: the float's bits
+    if pv is not None:
+        return private_views.store(em, n, pv[0], em.x(pv[1]) if pv[1] is not None else None, lhs_n, value)
     if storage_only(target) and half_storage_root(em, lhs_n) is not None:
         ptr, idx = target.half_address(em, lhs_n)
         fn = "vstore_half_rte" if value.ct.kind == "scalar" else "vstore_half2_rte"

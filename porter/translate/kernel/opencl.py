@@ -189,6 +189,9 @@ class OpenclTarget(OpenclBuiltins, Target):
             # everything shares one file: a kernel whose definitions clash with an earlier one is not emitted
             clash = [n for n, (text, _t, _v) in em.consts.items() if consts.get(n, text) != text]
             clash += [f for f, text in em.functions.values() if functions.get(f, text) != text]
+            # a struct local to a kernel template has the fields of each instance (`struct U { T data[N]; }`)
+            clash += [n for n, fields in em.cl["structs"].items()
+                      if structs.get(n, self.struct_text(em, n, fields)) != self.struct_text(em, n, fields)]
             if clash:
                 from porter.lint.registry import diagnostic
                 msg = f"kernel `{label}` not translated: `{clash[0]}` is defined differently by another kernel"

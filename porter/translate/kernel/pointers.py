@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from porter.translate.kernel import ctype as ct
-from porter.translate.kernel import refs
+from porter.translate.kernel import private_views, refs, struct_views
 from porter.translate.kernel.ctype import CType, I32
 from porter.translate.kernel.target import BINARY_PREC, E, PREC_ASSIGN, PREC_COND, PREC_PRIMARY, TranslationError
 from porter.translate.kernel.typeinfo import CASTS, NON_EXPR, element, ptrlike
@@ -304,7 +304,14 @@ class PointersMixin:
                          "element type only to a storage buffer)")
         while old.kind == "array" and self.t.native_pointers:
             old = old.elem         # `(float *)tile` of `float tile[32][33]`: C flattens it
+        # a struct of k `old` scalars over a buffer of them (struct_views.py): the same bytes in both targets
+        flat = struct_views.over_scalars(self, s, old, new) if root.space in ("global", "constant") and \
+            not (old.kind == "scalar" and old.name == "f16") else None
+        if flat:
+            self.use_struct(new.name, s)
         for t in (old, new):
+            if flat and t is new:
+                continue
             why = None
             if t.kind == "struct":
                 why = "between unrelated struct layouts" if old.kind == new.kind == "struct" else f"of `{t}`"
@@ -328,7 +335,7 @@ class PointersMixin:
                 self.fail(s, f"a pointer cast `{s.text}` (reinterpreting {root.space} memory as `{ct.spell(new)}`: "
                              f"the array is declared of `{ct.spell(old)}` and aligned for it only)")
             return replace(root, elem=new), off      # same root: accesses still mark the kernel parameter
-        so, sn = ct.c_size(old), ct.c_size(new)
+        so, sn = ct.c_size(old), (flat * ct.c_size(old) if flat else ct.c_size(new))
         if off is not None and so != sn:
             dt = ct.promote(off.ct)
             if so % sn == 0:
@@ -396,6 +403,11 @@ class PointersMixin:
                 init = self.init_of(r)
                 return init is not None and self._aligned(init, m, depth + 1)
             return False
+        if s.kind == "UNARY_OPERATOR" and s.op == "&" and s.children and \
+                s.children[0].strip.kind == "ARRAY_SUBSCRIPT_EXPR":
+            base_n, idx_n = s.children[0].strip.children       # `&p[i]` is `p + i`
+            if self.ty(base_n).kind == "pointer":
+                return self._aligned(base_n, m, depth + 1) and self._multiple(idx_n, m, depth + 1)
         if s.kind == "BINARY_OPERATOR" and s.op in ("+", "-"):
             a_n, b_n = s.children
             if ptrlike(self.ty(a_n)):
@@ -469,6 +481,10 @@ class PointersMixin:
         """The integer value of a constant expression (literal, macro, template parameter), else None."""
         if n.kind not in ("INTEGER_LITERAL", "DECL_REF_EXPR", "CXX_UNARY_EXPR", "PAREN_EXPR", "UNEXPOSED_EXPR"):
             return None
+        if n.kind == "DECL_REF_EXPR" and n.ref_kind in ("TEMPLATE_NON_TYPE_PARAMETER", "NON_TYPE_TEMPLATE_PARAMETER"):
+            v = (self.frame.subst if self.frame else self.kernel_subst).get(n.spelling)   # GLSL names it: its value
+            if isinstance(v, int) and not isinstance(v, bool):
+                return v
         try:
             e = self.x(n)
         except TranslationError:
@@ -555,6 +571,11 @@ class PointersMixin:
 
     def ptr_index(self, base_n, idx_n, mode) -> str:
         """`p[i]` for a pointer p."""
+        v = private_views.match(self, base_n)       # `((int4 *)priv)[i]`: read lane by lane
+        if v is not None:
+            if mode != "r":
+                private_views.refuse_change(self, base_n.parent or base_n)
+            return private_views.load(self, v, self.x(idx_n), base_n.parent or base_n)
         root, off = self.ptr(base_n)
         self._flat_pure(root, base_n, idx_n)
         i = self.x(idx_n)
@@ -571,6 +592,11 @@ class PointersMixin:
 
     def ptr_lvalue(self, n, mode, deref=True) -> str:
         """`*p` (deref) for a pointer-valued expression n."""
+        v = private_views.match(self, n)            # `*(int4 *)priv`: read lane by lane
+        if v is not None:
+            if mode != "r":
+                private_views.refuse_change(self, n.parent or n)
+            return private_views.load(self, v, None, n.parent or n)
         root, off = self.ptr(n)
         self._flat_pure(root, n)
         return self.t.deref(self, root, off, None, mode, n)
