@@ -115,6 +115,14 @@ __global__ void k(float *x) {
   x[threadIdx.x] = v;
 }
 """, 6),
+    "parameter_written_per_thread": ("""
+__global__ void k(float *x, int n) {
+  n = threadIdx.x;
+  float v = x[threadIdx.x];
+  if (n > 3) v = __shfl_xor_sync(0xffffffffu, v, 1, 32);
+  x[threadIdx.x] = v;
+}
+""", 5),
     "call_under_divergence": ("""
 __device__ float g(float v) { return __shfl_xor_sync(0xffffffffu, v, 1, 32); }
 __global__ void k(float *x) {

@@ -215,6 +215,10 @@ def uniform(em, f, n, depth: int = 0, seen=None) -> bool:
             if r.kind == "PARM_DECL":
                 if em.model.function_of(r) is not kernel:
                     return False
+                if id(r) not in seen:       # a kernel parameter the kernel writes is a local like any other
+                    seen.add(id(r))
+                    if id(r) in em.an.assigned and not _local_uniform(em, kernel, r, depth + 1, seen):
+                        return False
             elif r.kind == "VAR_DECL":
                 if id(r) in seen:
                     continue
