@@ -189,3 +189,21 @@ __global__ void native(int *x) { if (x[threadIdx.x] > 0) x[threadIdx.x] = warp_s
     res = translate_text(tmp_path, "opencl", code)
     assert outputs(res) == {"emulated"} and set(res.failed_kernels) == {"native"}
     assert "one-lane warps" in res.failed_kernels["native"]
+
+
+def test_a_struct_member_written_per_thread_is_not_uniform(tmp_path):
+    code = """
+struct S { int n; };
+__global__ void k(float *x) {
+  S s;
+  s.n = 0;
+  if (threadIdx.x == 0) s.n = 2;
+  float v = x[threadIdx.x];
+  for (int i = 0; i < s.n; i++) v += __shfl_xor_sync(0xffffffffu, v, 1, 32);
+  x[threadIdx.x] = v;
+}
+"""
+    assert_refused_at(tmp_path, "opencl", code, 8, "a shuffle of width `32` on one-lane warps")
+    # the same member written by every thread alike keeps the kernel on emulated warps
+    res = translate_text(tmp_path, "opencl", code.replace("if (threadIdx.x == 0) s.n = 2;", "s.n = 2;"))
+    assert "k" in outputs(res) and "cuport_w32_shfl_xor_float" in res.text

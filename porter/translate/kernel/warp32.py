@@ -204,6 +204,9 @@ def uniform(em, f, n, depth: int = 0, seen=None) -> bool:
             callee = em._callee_fn(x)
             if callee is not None and callee.body is not None:
                 return False
+            if callee is None and ((x.ref is not None and x.ref.kind == "CONSTRUCTOR") or
+                                   (x.spelling and x.spelling in getattr(em.u, "struct_names", ()))):
+                continue                  # an implicit or bodiless constructor: its arguments are walked
             name = em.callee_name(x)
             if name.startswith(("atomic", "__shfl", "__ballot", "__any", "__all")) or \
                     not (SIDE_EFFECT_FREE_CALLS.match(name or "") or name.startswith("__ldg")):
@@ -232,12 +235,48 @@ def uniform(em, f, n, depth: int = 0, seen=None) -> bool:
     return True
 
 
+def _base(n):
+    """The variable an lvalue writes: through members and subscripts (`s.n`, `a[i]`, `a[i].n`)."""
+    n = _bare(n)
+    while n is not None and n.kind in ("MEMBER_REF_EXPR", "ARRAY_SUBSCRIPT_EXPR") and n.children:
+        n = _bare(n.children[0])
+    return n
+
+
 def _local_uniform(em, g, decl, depth, seen) -> bool:
     init = em.init_of(decl)
     if init is not None and not uniform(em, g, init, depth, seen):
         return False
     if g.body is None:
         return True
+    for x in g.body.walk():
+        k = x.kind
+        if k in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR") and len(x.children) == 2 and \
+                (k != "BINARY_OPERATOR" or x.op == "="):
+            lhs = _base(x.children[0])
+            if lhs is not None and lhs.kind == "DECL_REF_EXPR" and lhs.ref is decl:
+                # the value, which element or member (`a[tid] = 1`), and whether every thread gets there
+                if not uniform(em, g, x.children[1], depth, seen) or \
+                        not uniform(em, g, x.children[0], depth, seen) or not at_uniform(em, g, x, depth, seen):
+                    return False
+        elif k == "UNARY_OPERATOR" and x.children:
+            c = _base(x.children[0])
+            if c is not None and c.kind == "DECL_REF_EXPR" and c.ref is decl:
+                if x.op == "&":
+                    return False                       # written through a pointer somewhere
+                if x.op in ("++", "--", "post++", "post--") and (
+                        not uniform(em, g, x.children[0], depth, seen) or not at_uniform(em, g, x, depth, seen)):
+                    return False
+        elif k == "CALL_EXPR":
+            callee = em._callee_fn(x)
+            if callee is not None and any(_base(a) is not None and _base(a).kind == "DECL_REF_EXPR" and
+                                          _base(a).ref is decl for a in em.call_args(x)):
+                return False                           # maybe a reference parameter
+            oc = x.operator_call() if callee is None else None
+            if oc is not None and oc[1] and _base(oc[1][0]) is not None and _base(oc[1][0]).kind == \
+                    "DECL_REF_EXPR" and _base(oc[1][0]).ref is decl:
+                return False                           # an operator on a template type (`s += v`): unknown
+    return True
     for x in g.body.walk():
         k = x.kind
         if k in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR") and len(x.children) == 2 and \
