@@ -279,9 +279,9 @@ class CallsMixin:
                 self.fail(n, f"a call to host function `{name}` from device code")
             return self.user_call(fn, n)
         args = self.call_args(n)
-        # cooperative groups and CUB collectives as coop.lower wrote them
         if self.warp32 is not None and name in warp32.SHUFFLES:
             return warp32.shuffle(self, name, n, args)     # CUDA's warps emulated in shared memory
+        # cooperative groups and CUB collectives as coop.lower wrote them
         e = coop.call(self, name, n, args) if name.startswith("__cuport_") else self.t.call(self, name, n, args)
         if e is not None:
             return e
