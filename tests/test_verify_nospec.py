@@ -500,13 +500,14 @@ def test_warp_32_hazards_show_without_their_spec(tmp_path):
     doc = json.loads(p.stdout)
     rows = {(r["case"], r["target"], r["variant"]): r for r in doc["results"]}
     # warp_sum as written (lane = tid & 31, offsets from 16): needs 32-lane warps. It ran (and was wrong, each way)
-    # on every subgroup narrower than 32; now GLSL's launch contract refuses those subgroups and OpenCL's one-lane
-    # warps refuse the shuffle that reaches 16 lanes away: no run, so nothing to compare
+    # on every subgroup narrower than 32; now GLSL's launch contract refuses those subgroups, and OpenCL, whose
+    # one-lane warps cannot run the shuffle that reaches 16 lanes away, runs CUDA's 32-lane warps emulated in local
+    # memory (warp32.py): one run, so nothing to compare
     for run in (("vulkan", "sg4"), ("vulkan", "sg8"), ("vulkan", "sg16")):
         r = rows[("warp_sum",) + run]
         assert r["status"] == "FAIL" and "launch refused: the translation needs subgroups of at least 32" in r["message"]
     r = rows[("warp_sum", "opencl", "-")]
-    assert r["status"] == "FAIL" and "reaches lane 16 away in a kernel that never reads warpSize" in r["message"]
+    assert r["status"] == "skipped" and "no other target ran this case: nothing to compare" in r["message"]
     assert not [d for d in doc.get("differential", []) if d["case"] == "warp_sum"]
     # warp_reduce as written keeps partial[32] indexed by tid / 32: the GLSL and OpenCL translators refuse it
     for run in (("vulkan", "sg4"), ("opencl", "-")):

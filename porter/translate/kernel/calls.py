@@ -13,6 +13,7 @@ from porter.translate.kernel import methods
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import refs
 from porter.translate.kernel import traits
+from porter.translate.kernel import warp32
 from porter.translate.kernel.ctype import CType, I32
 from porter.translate.kernel.target import E
 from porter.translate.kernel.typeinfo import NON_EXPR, element, ptrlike
@@ -278,6 +279,8 @@ class CallsMixin:
                 self.fail(n, f"a call to host function `{name}` from device code")
             return self.user_call(fn, n)
         args = self.call_args(n)
+        if self.warp32 is not None and name in warp32.SHUFFLES:
+            return warp32.shuffle(self, name, n, args)     # CUDA's warps emulated in shared memory
         # cooperative groups and CUB collectives as coop.lower wrote them
         e = coop.call(self, name, n, args) if name.startswith("__cuport_") else self.t.call(self, name, n, args)
         if e is not None:

@@ -234,6 +234,11 @@ def _remaining_findings(model, fsrc, outputs, lint_diags, original_diags, fixed)
                 remaining.append(d)
     in_device = _covers((f.node.start, f.node.end) for f in model.functions if f.is_device_code)
     in_lowered = _covers(lowered)
+    # kernels that run CUDA's 32-lane warps emulated in shared memory (warp32): warp-size findings hold there
+    in_warp32 = _covers((f.node.start, f.node.end) for _l, em, _s in outputs if em.warp32 is not None
+                        for f in em._reachable(em.fn).values())
+    in_native = _covers((f.node.start, f.node.end) for _l, em, _s in outputs if em.warp32 is None
+                        for f in em._reachable(em.fn).values())
     out = []
     for d in remaining:
         if d.code != "CP000" and not in_device(d.start):
@@ -241,6 +246,10 @@ def _remaining_findings(model, fsrc, outputs, lint_diags, original_diags, fixed)
         if in_lowered(d.start) and d.code.startswith(("CP10", "CP30")):
             d.severity = "info"
             d.message += " (translated with work-group barriers: exact for any subgroup size)"
+        if d.code.startswith("CP10") and d.severity != "info" and in_warp32(d.start) and \
+                not in_native(d.start):
+            d.severity = "info"
+            d.message += " (translated with CUDA's 32-lane warps emulated in shared memory: exact for any subgroup size)"
         if d.code == "CP104" and d.row in sized_rows:
             d.severity = "info"
             d.message += " (translated with its slots and warp counts sized for the target's subgroups)"

@@ -16,6 +16,7 @@ from porter.translate.kernel import refs
 from porter.translate.kernel import struct_layout
 from porter.translate.kernel import struct_params
 from porter.translate.kernel import traits
+from porter.translate.kernel import warp32
 from porter.translate.kernel.calls import CallsMixin, Frame
 from porter.translate.kernel.expressions import ExpressionsMixin
 from porter.translate.kernel.pointers import PointersMixin, Root
@@ -90,6 +91,7 @@ class KernelEmitter(TypesMixin, StatementsMixin, ExpressionsMixin, PointersMixin
         self.uses_double = False
         self.min_subgroup = None
         self.warp_plan = None
+        self.warp32 = None                         # warp32.Warp32: CUDA's 32-lane warps emulated in shared memory
         self.lowered_spans: list[tuple[int, int]] = []
         self._tmp = 0
         self.idents: set[str] = set()
@@ -187,7 +189,11 @@ class KernelEmitter(TypesMixin, StatementsMixin, ExpressionsMixin, PointersMixin
             if n.kind in ("VAR_DECL", "PARM_DECL"):
                 self.idents.add(n.spelling)
         self.t.begin_kernel(self)
-        self.warp_plan = warp_sizing.plan(self)   # per-warp storage sized for 32 lanes: resize or refuse
+        self.warp32 = warp32.plan(self)           # shuffles the target's warps cannot run: emulate CUDA's
+        if self.warp32 is None:
+            self.warp_plan = warp_sizing.plan(self)   # per-warp storage sized for 32 lanes: resize or refuse
+        elif hasattr(self, "cl_warp_size"):
+            self.cl_warp_size = warp32.WARP      # OpenCL's manifest: the kernel's warps are 32 lanes
         self._params(fn)
         body = fn.body
         if body is None:

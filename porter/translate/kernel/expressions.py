@@ -13,6 +13,7 @@ from porter.translate.kernel import private_views
 from porter.translate.kernel import refs
 from porter.translate.kernel import struct_params
 from porter.translate.kernel import traits
+from porter.translate.kernel import warp32
 from porter.translate.kernel.ctype import BOOL, I32, U32, U64
 from porter.translate.kernel.target import (BINARY_PREC, PREC_ASSIGN, PREC_COMMA, PREC_COND, PREC_PRIMARY,
                                             PREC_UNARY, E, wrap)
@@ -157,7 +158,7 @@ class ExpressionsMixin:
 
     def x_DECL_REF_EXPR(self, n, mode="r"):
         if n.is_warp_size():
-            return self.t.warp_size(self)
+            return warp32.warp_size() if self.warp32 is not None else self.t.warp_size(self)
         if "is_same" in n.text:
             return self._is_same(n)
         r = n.ref
@@ -402,8 +403,8 @@ class ExpressionsMixin:
 
     def _lane_or_warp(self, a_n, op) -> E | None:
         p = self.an.poly(a_n)
-        if p is None or not self._one_dimensional():
-            return None
+        if p is None or self.warp32 is not None or not self._one_dimensional():
+            return None             # emulated warps: the source's arithmetic is CUDA's lane / warp id
         if p.terms != {("threadIdx.x",): 1}:
             return None
         return self.t.lane_id(self) if op == "%" else self.t.warp_id(self)
