@@ -336,6 +336,8 @@ class TypesMixin:
             self.fail(d, f"a variable of type `{d.type}`{class_templates.why_not(self.u, d.type)}")
         if t.kind == "struct":
             self.use_struct(t.name, d)
+        if t.kind == "array" and t.elem is not None and t.elem.kind == "struct":
+            self.use_struct(t.elem.name, d)      # `S a[4];`: the target needs S's definition too
         if t.kind == "array":
             if any(x is None for x in t.dims):
                 self.fail(d, f"a local array `{d.spelling}` without a constant size")
