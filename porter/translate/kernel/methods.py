@@ -296,3 +296,27 @@ def struct_operands(em, n) -> bool:
 def operator_call(em, n) -> E:
     fn = operator_fn(em, n, n.op, list(n.children))
     return em.user_call(fn, n, args=list(n.children), ret=result_type(em, fn, em.ty(n.children[0]).unqualified()))
+
+
+def address_refusal(em, n) -> str:
+    """Why `&x` (n) has no translation here: an argument of a call cuport resolved to no device function (a
+    member function of a class template that is not plain data, BlockLoad's `Load(&(d[i]), ...)`), or an
+    address outside a pointer context."""
+    p, c = n.parent, n
+    while p is not None and p.kind in ("UNEXPOSED_EXPR", "PAREN_EXPR"):
+        p, c = p.parent, p
+    if p is None or p.kind != "CALL_EXPR" or not p.children or p.children[0] is c:
+        return "taking an address outside a pointer context"
+    callee = p.children[0]
+    while callee.kind in ("UNEXPOSED_EXPR", "PAREN_EXPR") and callee.children:
+        callee = callee.children[0]
+    from porter.translate.kernel.class_templates import member_name
+    name = (member_name(em.model, callee) if callee.kind == "MEMBER_REF_EXPR" else None) or em.callee_name(p) or "?"
+    what = f"the address `{n.text}` passed to `{name}`, which is no device function cuport translates"
+    if callee.kind == "MEMBER_REF_EXPR" and callee.children:
+        obj = callee.children[0]
+        canon = getattr(getattr(obj, "canonical_type", None), "spelling", "") or obj.type or ""
+        if em.ty(obj).kind != "struct" and canon:
+            from porter.translate.kernel.class_templates import why_not
+            what += f" (a member function of `{canon}`{why_not(em.u, canon)})"
+    return what
