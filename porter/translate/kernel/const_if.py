@@ -63,8 +63,8 @@ def _eval(em, n):
         return _eval(em, kids[-1])
     if n.kind == "DECL_REF_EXPR":
         # a template argument (GLSL names it: its value is the frame's), an enumerator, a constexpr value
-        r = n.ref
-        if (r is None or r.kind == "TEMPLATE_NON_TYPE_PARAMETER") and isinstance(em.frame.subst.get(n.spelling), int):
+        if n.ref_kind in ("TEMPLATE_NON_TYPE_PARAMETER", "NON_TYPE_TEMPLATE_PARAMETER") and \
+                isinstance(em.frame.subst.get(n.spelling), int):
             return em.frame.subst[n.spelling]
     if n.kind in ("DECL_REF_EXPR", "INTEGER_LITERAL", "CXX_BOOL_LITERAL_EXPR"):
         saved = (len(em.lines), em.indent)
