@@ -195,7 +195,7 @@ class CallsMixin:
         subst = {}
         text = self.model.source.slice(n.start, n.end)
         m = re.match(r"^\s*[\w:]+\s*<(.*?)>\s*\(", text)
-        if m:
+        if m and not methods.is_method(fn):     # `Loader<4>(t).Load(p)`: the object's arguments, not Load's
             for (pname, kind, _d), a in zip(params, split_top_level(m.group(1))):
                 if kind == "type":
                     subst[pname] = self.parse_type(a)
@@ -272,7 +272,9 @@ class CallsMixin:
                 not name.startswith("operator"):
             self.fail(n, f"a call through the function pointer `{name}`")
         if name == "dim3" or n.kind in ("CXX_CONSTRUCT_EXPR", "CXX_TEMPORARY_OBJECT_EXPR") or \
-                (name and self.parse_type(name).kind in ("vector", "struct")):
+                (name and self.parse_type(name).kind in ("vector", "struct")) or \
+                (name and re.match(rf"\s*{re.escape(name)}\s*<", n.type or "") and
+                 self.parse_type(n.type).kind == "struct"):       # `Loader<4>(t)`: a class template's instance
             t = self.ty(n)
             args = self.call_args(n)
             if t.kind == "vector":

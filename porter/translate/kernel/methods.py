@@ -11,6 +11,8 @@ Refused (CP907): a method called through a pointer (`p->f()`), `this` as a point
 method that returns a reference."""
 from __future__ import annotations
 
+import re
+
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import refs
 from porter.translate.kernel.target import PREC_PRIMARY, PREC_UNARY, E
@@ -57,9 +59,16 @@ def self_decl(em, fn) -> SelfDecl:
     return cache[id(fn.node)]
 
 
+_CLASSES = ("STRUCT_DECL", "CLASS_DECL", "CLASS_TEMPLATE", "CLASS_TEMPLATE_PARTIAL_SPECIALIZATION")
+
+
 def is_method(fn) -> bool:
-    """A non-static member function (the constructors are ctors.py's)."""
-    if fn.node.kind != "CXX_METHOD":
+    """A non-static member function, or member function template (the constructors are ctors.py's)."""
+    if fn.node.kind == "FUNCTION_TEMPLATE":
+        if fn.node.parent is None or fn.node.parent.kind not in _CLASSES or \
+                re.search(r"\bstatic\b", (fn.node.text or "").split("(")[0]):
+            return False
+    elif fn.node.kind != "CXX_METHOD":
         return False
     try:
         return not fn.node._cursor.is_static_method()
@@ -155,7 +164,8 @@ def class_subst(em, fn, t, subst: dict) -> dict:
     parent = fn.node.parent
     if inst is None or parent is None or parent.kind != "CLASS_TEMPLATE":
         return subst
-    return dict(inst)
+    # a member function template: its own arguments (deduced at the call) beside the class's
+    return {**inst, **subst} if fn.is_template else dict(inst)
 
 
 def object_type(em, fn, n):
@@ -241,7 +251,8 @@ def _members(em, t, name: str, nargs: int) -> list:
     s = fields[0][1].parent
     out = []
     for c in s.children:
-        f = em.u.fn_by_node.get(id(c)) if c.kind == "CXX_METHOD" and c.spelling == name else None
+        f = em.u.fn_by_node.get(id(c)) if c.kind in ("CXX_METHOD", "FUNCTION_TEMPLATE") and c.spelling == name \
+            else None
         if f is not None and f.body is not None and f.is_device_code and len(f.params) == nargs:
             out.append(f)
     return out
