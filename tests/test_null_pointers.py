@@ -72,10 +72,22 @@ def test_glsl_null_test_of_a_parameter_itself_is_constant_under_the_contract(tmp
     assert "out[i] = bias != 0 ? bias[i] : 0.0f;" in src
 
 
+NULL_ARG = ("__device__ float f(const float *p) { return p ? *p : 0.0f; }\n"
+            "__global__ void k(float *out) {\n    out[0] = f(nullptr);\n}\n")
+
+
+def test_glsl_refuses_a_null_pointer_passed_to_a_device_function(tmp_path):
+    # nothing tells which array it stands for (GLSL binds an array to every pointer)
+    assert_refused_at(tmp_path, "glsl", NULL_ARG, 3, "a null pointer", column=16)
+
+
+def test_opencl_passes_a_null_pointer_to_a_device_function(tmp_path):
+    # C has null pointers: the callee's own test sees it (values: tests/test_breadth_nullarg.py)
+    src = translate_text(tmp_path, "opencl", NULL_ARG).text
+    assert "out[0] = f_p(0);" in src and "return p != 0 ? *p : 0.0f;" in src
+
+
 REFUSED = [
-    # a null pointer passed to a device function: nothing tells which array it stands for
-    ("__device__ float f(const float *p) { return p ? *p : 0.0f; }\n"
-     "__global__ void k(float *out) {\n    out[0] = f(nullptr);\n}\n", (3, 16), "a null pointer"),
     # a pointer that is only ever null
     ("__global__ void k(float *out) {\n    float *p = nullptr;\n    out[0] = p ? 1.0f : 0.0f;\n}\n", (2, 5),
      "the pointer `p` that is always null"),

@@ -12,9 +12,12 @@ from porter.translate.kernel import halfprec
 from porter.translate.kernel import methods
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import refs
+from porter.translate.kernel import static_members
+from porter.translate.kernel import struct_params
 from porter.translate.kernel import traits
 from porter.translate.kernel import warp32
 from porter.translate.kernel.ctype import CType, I32
+from porter.translate.kernel.pointers import Root
 from porter.translate.kernel.target import E
 from porter.translate.kernel.typeinfo import NON_EXPR, element, ptrlike
 
@@ -43,6 +46,9 @@ class CallsMixin:
     def callee_name(self, n) -> str:
         if n.spelling:
             return n.spelling
+        q = static_members.member_name(self, n)      # `C<T, V>::f(...)` in a template
+        if q:
+            return q
         for c in n.children:            # `-beta` of a dependent T in a template: [beta, `-` (operator-)]
             if c.kind == "DECL_REF_EXPR" and not c.spelling:
                 op = next((x.spelling for x in c.walk() if x.kind == "OVERLOADED_DECL_REF"), "")
@@ -75,6 +81,9 @@ class CallsMixin:
 
     def _callee_fn(self, n):
         """The user function (model Function) a call resolves to, or None for builtins / unknown."""
+        st = static_members.resolve(self, n) if self.frame is not None else None   # `C<args>::f(...)`
+        if st is not None:
+            return st[0]
         r = n.ref
         if r is not None and id(r) in self.u.fn_by_node:
             f = self.u.fn_by_node[id(r)]
@@ -122,6 +131,8 @@ class CallsMixin:
                 total += 2
             elif pt.kind in ("pointer", "array") and t.kind in ("pointer", "array"):
                 total += 1
+            elif pt.kind == "pointer" and self.frame is not None and self.is_null(a):
+                total += 1     # `f(&x, 0)`: a null pointer constant passed for a pointer
             elif pt.kind != t.kind or (pt.kind == "vector" and pt.n != t.n) or pt.kind == "struct":
                 return None
             else:
@@ -170,14 +181,22 @@ class CallsMixin:
 
     def _deduce(self, fn, n) -> dict:
         """Template arguments of a call to a device function template: explicit `<...>` or deduced."""
+        st = static_members.resolve(self, n) if self.frame is not None else None
+        if st is not None and st[0] is fn:          # a static member of a class template: its class's arguments
+            return traits.expand(self.u, dict(st[1])) if not fn.is_template else \
+                traits.expand(self.u, {**st[1], **self._deduce_own(fn, n)})
         if not fn.is_template:
             return dict(self.frame.subst) if self.frame else {}
+        return self._deduce_own(fn, n)
+
+    def _deduce_own(self, fn, n) -> dict:
+        """A function template's own arguments at call n: explicit `<...>` or deduced."""
         from porter.translate.templates import template_params
         params = template_params(fn.node)
         subst = {}
         text = self.model.source.slice(n.start, n.end)
         m = re.match(r"^\s*[\w:]+\s*<(.*?)>\s*\(", text)
-        if m:
+        if m and not methods.is_method(fn):     # `Loader<4>(t).Load(p)`: the object's arguments, not Load's
             for (pname, kind, _d), a in zip(params, split_top_level(m.group(1))):
                 if kind == "type":
                     subst[pname] = self.parse_type(a)
@@ -202,6 +221,8 @@ class CallsMixin:
                         subst[pname] = at.unqualified()
                     elif re.fullmatch(rf"(const\s+)?{pname}\s*\*.*", pt.strip()) and ptrlike(at):
                         subst[pname] = element(at).unqualified()
+            for pname, v in static_members.deduce_from_instance(self, pt, self.ty(a)).items():
+                subst.setdefault(pname, v)      # `const Info<T, I> &info` from an Info<int64_t, int64_t>
         for pname, kind, d in params:
             if pname not in subst and d is not None:
                 subst[pname] = self.parse_type(d.spelling) if kind == "type" else \
@@ -252,7 +273,9 @@ class CallsMixin:
                 not name.startswith("operator"):
             self.fail(n, f"a call through the function pointer `{name}`")
         if name == "dim3" or n.kind in ("CXX_CONSTRUCT_EXPR", "CXX_TEMPORARY_OBJECT_EXPR") or \
-                (name and self.parse_type(name).kind in ("vector", "struct")):
+                (name and self.parse_type(name).kind in ("vector", "struct")) or \
+                (name and re.match(rf"\s*{re.escape(name)}\s*<", n.type or "") and
+                 self.parse_type(n.type).kind == "struct"):       # `Loader<4>(t)`: a class template's instance
             t = self.ty(n)
             args = self.call_args(n)
             if t.kind == "vector":
@@ -338,8 +361,14 @@ class CallsMixin:
                 if not d:
                     self.fail(n, f"a call to `{fn.name}` with missing arguments")
                 a = d[-1]
-            if pt.kind == "pointer" or pt.kind == "array":
-                root, off = self.ptr(a)
+            flat = struct_params.whole_arg(self, fn, p, pt, a)     # a struct parameter holding pointers
+            if flat is not None:
+                key_parts.append(flat[0])
+                binds.append(flat[1])
+            elif pt.kind == "pointer" or pt.kind == "array":
+                # a null pointer constant: C passes it (OpenCL); GLSL has no null to bind (ptr refuses it)
+                root, off = (Root("0", "null", element(pt), "private", None), None) \
+                    if pt.kind == "pointer" and self.t.native_pointers and self.is_null(a) else self.ptr(a)
                 key_parts.append(self.t.pointer_param_key(self, root))
                 binds.append(("ptr", p, root, off, pt, a))
             elif pt.ref:
@@ -365,6 +394,8 @@ class CallsMixin:
         for kind, p, v, off, pt, a in binds:
             if kind == "ptr":
                 call_args += self.t.pointer_arg(self, v, off, a)
+            elif kind == "flat":
+                call_args += struct_params.flat_args(self, v, a)
             else:
                 call_args.append(v.text)
         for g in self.fn_globals.get(key, ()):      # file-scope device variables the callee touches
@@ -396,6 +427,8 @@ class CallsMixin:
                 params += self.t.pointer_param(self, fr, p.node, pname, v, pt)
             elif kind == "ref":
                 params.append(refs.ref_param(self, fr, p, pt, pname, v, off))
+            elif kind == "flat":
+                params += struct_params.flat_params(self, fr, p, pname, v)
             else:
                 t = pt.unqualified()
                 if t.kind == "struct":

@@ -13,7 +13,8 @@ from porter.translate.kernel import ctype as ct
 _PLAIN_CHILDREN = {"TEMPLATE_TYPE_PARAMETER", "TEMPLATE_NON_TYPE_PARAMETER", "FIELD_DECL", "TYPE_REF",
                    "INTEGER_LITERAL", "DECL_REF_EXPR", "UNEXPOSED_EXPR", "PAREN_EXPR", "BINARY_OPERATOR",
                    # translated per instance by ctors.py / methods.py like a plain struct's
-                   "CONSTRUCTOR", "CXX_METHOD", "CXX_ACCESS_SPEC_DECL"}
+                   "CONSTRUCTOR", "CXX_METHOD", "CXX_ACCESS_SPEC_DECL",
+                   "FUNCTION_TEMPLATE"}      # a member function template (methods.is_method)
 
 
 class FieldView:

@@ -202,6 +202,9 @@ def parse(spelling: str, subst: dict | None = None, structs: set | None = None) 
     s = re.sub(r"\s+", " ", s)
     # arrays: "float[4][2]" or "float [4]"
     m = re.match(r"^(.*?)\s*((?:\[[\w\s+\-*/%()<>:]*\])+)$", s)   # `:`: `[Ktraits::kTile]` (traits.py)
+    ref = m is not None and re.fullmatch(r"(.*?)\s*\(\s*&\s*\)", m.group(1))
+    if ref:                         # `int (&)[4]`: a reference to an array (a parameter: bound like a pointer)
+        return replace(parse(ref.group(1) + m.group(2), subst, structs), ref=True)
     if m and "(" in m.group(1):     # `long (*)[32]`: a pointer to an array, not an array
         return CType("unknown", name=s)
     if m:

@@ -338,7 +338,7 @@ class ExpressionsMixin:
         if op == "*":
             return E(self.ptr_lvalue(c, mode, deref=True), t.unqualified())
         if op == "&":
-            self.fail(n, "taking an address outside a pointer context")
+            self.fail(n, methods.address_refusal(self, n))
         if op in ("++", "--", "post++", "post--"):
             ctp = self.ty(c)
             if ctp.kind == "pointer":

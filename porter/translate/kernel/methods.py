@@ -11,6 +11,8 @@ Refused (CP907): a method called through a pointer (`p->f()`), `this` as a point
 method that returns a reference."""
 from __future__ import annotations
 
+import re
+
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import refs
 from porter.translate.kernel.target import PREC_PRIMARY, PREC_UNARY, E
@@ -57,9 +59,16 @@ def self_decl(em, fn) -> SelfDecl:
     return cache[id(fn.node)]
 
 
+_CLASSES = ("STRUCT_DECL", "CLASS_DECL", "CLASS_TEMPLATE", "CLASS_TEMPLATE_PARTIAL_SPECIALIZATION")
+
+
 def is_method(fn) -> bool:
-    """A non-static member function (the constructors are ctors.py's)."""
-    if fn.node.kind != "CXX_METHOD":
+    """A non-static member function, or member function template (the constructors are ctors.py's)."""
+    if fn.node.kind == "FUNCTION_TEMPLATE":
+        if fn.node.parent is None or fn.node.parent.kind not in _CLASSES or \
+                re.search(r"\bstatic\b", (fn.node.text or "").split("(")[0]):
+            return False
+    elif fn.node.kind != "CXX_METHOD":
         return False
     try:
         return not fn.node._cursor.is_static_method()
@@ -155,7 +164,8 @@ def class_subst(em, fn, t, subst: dict) -> dict:
     parent = fn.node.parent
     if inst is None or parent is None or parent.kind != "CLASS_TEMPLATE":
         return subst
-    return dict(inst)
+    # a member function template: its own arguments (deduced at the call) beside the class's
+    return {**inst, **subst} if fn.is_template else dict(inst)
 
 
 def object_type(em, fn, n):
@@ -241,7 +251,8 @@ def _members(em, t, name: str, nargs: int) -> list:
     s = fields[0][1].parent
     out = []
     for c in s.children:
-        f = em.u.fn_by_node.get(id(c)) if c.kind == "CXX_METHOD" and c.spelling == name else None
+        f = em.u.fn_by_node.get(id(c)) if c.kind in ("CXX_METHOD", "FUNCTION_TEMPLATE") and c.spelling == name \
+            else None
         if f is not None and f.body is not None and f.is_device_code and len(f.params) == nargs:
             out.append(f)
     return out
@@ -296,3 +307,27 @@ def struct_operands(em, n) -> bool:
 def operator_call(em, n) -> E:
     fn = operator_fn(em, n, n.op, list(n.children))
     return em.user_call(fn, n, args=list(n.children), ret=result_type(em, fn, em.ty(n.children[0]).unqualified()))
+
+
+def address_refusal(em, n) -> str:
+    """Why `&x` (n) has no translation here: an argument of a call cuport resolved to no device function (a
+    member function of a class template that is not plain data, BlockLoad's `Load(&(d[i]), ...)`), or an
+    address outside a pointer context."""
+    p, c = n.parent, n
+    while p is not None and p.kind in ("UNEXPOSED_EXPR", "PAREN_EXPR"):
+        p, c = p.parent, p
+    if p is None or p.kind != "CALL_EXPR" or not p.children or p.children[0] is c:
+        return "taking an address outside a pointer context"
+    callee = p.children[0]
+    while callee.kind in ("UNEXPOSED_EXPR", "PAREN_EXPR") and callee.children:
+        callee = callee.children[0]
+    from porter.translate.kernel.class_templates import member_name
+    name = (member_name(em.model, callee) if callee.kind == "MEMBER_REF_EXPR" else None) or em.callee_name(p) or "?"
+    what = f"the address `{n.text}` passed to `{name}`, which is no device function cuport translates"
+    if callee.kind == "MEMBER_REF_EXPR" and callee.children:
+        obj = callee.children[0]
+        canon = getattr(getattr(obj, "canonical_type", None), "spelling", "") or obj.type or ""
+        if em.ty(obj).kind != "struct" and canon:
+            from porter.translate.kernel.class_templates import why_not
+            what += f" (a member function of `{canon}`{why_not(em.u, canon)})"
+    return what

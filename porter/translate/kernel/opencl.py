@@ -524,8 +524,8 @@ class OpenclTarget(OpenclBuiltins, Target):
             if n.op.startswith("post"):
                 return E(f"{e.paren(1)}{n.op[4:]}", t)
             return E(f"{n.op}{e.paren(2)}", t, PREC_UNARY)
-        if k == "ARRAY_SUBSCRIPT_EXPR" and t.kind == "array":
-            return em.x(n)     # a row `a[i]` of a multi-dimensional array decays to a pointer in C too
+        if k in ("ARRAY_SUBSCRIPT_EXPR", "MEMBER_REF_EXPR") and t.kind == "array":
+            return em.x(n)     # a row `a[i]` of a multi-dimensional array, an array field: decay in C too
         if k == "CONDITIONAL_OPERATOR":
             c = em.cond(n.children[0])
             a, b = self.native(em, n.children[1]), self.native(em, n.children[2])

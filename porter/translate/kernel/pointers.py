@@ -142,6 +142,12 @@ class PointersMixin:
             flat = self.flat_field(s)
             if flat is not None:
                 return self.t.binding_value(self, flat[1])
+            space = self._field_space(s) if self.t.native_pointers and self.ty(s).kind == "array" else None
+            if space is not None:
+                # an array field decayed (`f(r->n)`): C keeps the pointer, in the space of the element it is in
+                t = self.ty(s)
+                return Root(self.x(s).text, "field_array", element(t) if len(t.dims) == 1 else
+                            ct.array(t.elem, t.dims[1:]), space), None
         if k == "DECL_REF_EXPR":
             r = s.ref
             if r is None:
@@ -541,6 +547,24 @@ class PointersMixin:
         if s.kind == "ARRAY_SUBSCRIPT_EXPR" and ptrlike(self.ty(s.children[0])):
             return self._try_root(s.children[0])
         return None
+
+    def _field_space(self, c) -> str | None:
+        """The address space of the struct whose field `c` names: where the pointer it is reached through points
+        (`r->n`, `p[i].n`), private for a local or by-value parameter struct (`s.n`); None otherwise."""
+        base = self._member_base_root(c)
+        if base is not None:
+            return base.space
+        s = c
+        while s.kind == "MEMBER_REF_EXPR" and s.children:
+            s = s.children[0].strip
+        while s.kind == "ARRAY_SUBSCRIPT_EXPR" and self.ty(s.children[0]).kind == "array":
+            s = s.children[0].strip
+        r = s.ref if s.kind == "DECL_REF_EXPR" else None
+        if r is None or r.kind not in ("VAR_DECL", "PARM_DECL") or self.model.function_of(r) is None or \
+                any(x.kind == "CUDASHARED_ATTR" for x in r.children) or refs.bound(self, r) or \
+                self.decl_type(r).kind not in ("struct", "array"):
+            return None
+        return "private"
 
     def _try_root(self, n) -> Root | None:
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from porter.translate import warp_sizing
+from porter.translate.kernel import const_if
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import final_warp
 from porter.translate.kernel.ctype import F32, F64
@@ -138,6 +139,18 @@ class StatementsMixin:
         if self.t.lower_warp_sync and (self.warp_sync_tail(n) or final_warp.lower(self, n)):
             return
         self._refuse_lockstep(kids[1])
+        lit = const_if.truth(self, kids[0])
+        if lit is not None:
+            # a constant condition (`if (REDUCE == SUM)` in a template instance): only the branch C++ runs is
+            # emitted; the other may hold what its instance cannot translate (scatter's atomics of other types)
+            taken = kids[1] if lit else (kids[2] if len(kids) > 2 else None)
+            if taken is not None and taken.kind == "IF_STMT":
+                self.stmt(taken)          # `else if`: its own braces
+            elif taken is not None:
+                self.emit("{")
+                self.sub_block(taken)
+                self.emit("}")
+            return
         store = self.if_converted_store(n) if self.t.if_convert_stores else None
         if store is not None:
             if self.t.keep_comments:       # the branches' comments, kept above the one statement
