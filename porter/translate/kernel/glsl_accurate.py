@@ -1,0 +1,95 @@
+"""GLSL helpers for CUDA math whose GLSL builtin (or former helper) is far less accurate than CUDA's function.
+
+Vulkan requires atan / atan2 within 4096 ulp and asin / acos only through them ("Precision and Operation of SPIR-V
+Instructions"); lavapipe measured 341-4204 ulp where CUDA promises 2-3 (bench/results/math_accuracy.json;
+HeCBench inversek2j's acosf near 1 differed from PoCL in the third decimal of a degree). These helpers use their
+own polynomials (Cephes' single-precision minimax coefficients, pi / 2, pi / 4 and pi in two parts), so they need
+only correctly rounded +, *, / and sqrt from the driver. fmod: the former `x - y * trunc(x / y)` was wrong by up to
+|x| when the quotient rounds (near an integer) or exceeds 2^24; this one subtracts y * 2^k, each step exact.
+Measured within CUDA's bounds on lavapipe: tests/test_glsl_accurate_math.py.
+"""
+from __future__ import annotations
+
+from porter.translate.kernel import ctype as ct
+
+# asin(s) for |s| <= 1/2: s + s^3 P(s^2)
+_ASIN_POLY = ("((((4.2163199048e-2 * z + 2.4181311049e-2) * z + 4.5470025998e-2) * z + 7.4953002686e-2) * z "
+              "+ 1.6666752422e-1) * z * s + s")
+# atan(t) for |t| <= tan(pi/8), after the reduction: t + t^3 P(t^2)
+_ATAN_CORE = ("    float y0 = 0.0, lo = 0.0;\n"
+              "    if (t > 2.414213562373095) { y0 = 1.5707963705062866; lo = -4.371139e-8; t = -1.0 / t; }\n"
+              "    else if (t > 0.41421356237309503) { y0 = 0.7853981852531433; lo = -2.1855695e-8; "
+              "t = (t - 1.0) / (t + 1.0); }\n"
+              "    float z = t * t;\n"
+              "    float p = (((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z "
+              "- 3.33329491539e-1) * z * t;\n"
+              "    float r = y0 + (t + (p + lo));\n")
+_NEG = "(floatBitsToUint({0}) >> 31) != 0u"        # the sign bit: -0.0 included
+
+BODIES = {
+    "asin": ("float x",
+             "float a = abs(x), s = a;\n"
+             "    if (a > 0.5) s = sqrt(0.5 * (1.0 - a));\n"
+             f"    float z = s * s;\n    float p = {_ASIN_POLY};\n"
+             "    if (a > 0.5) p = 1.5707963705062866 - (2.0 * p + 4.371139e-8);\n"
+             f"    return {_NEG.format('x')} ? -p : p;"),
+    "acos": ("float x",
+             "float s = x > 0.5 ? sqrt(0.5 * (1.0 - x)) : (x < -0.5 ? sqrt(0.5 * (1.0 + x)) : x);\n"
+             f"    float z = s * s;\n    float p = {_ASIN_POLY};\n"
+             "    if (x > 0.5) return 2.0 * p;\n"
+             "    if (x < -0.5) return 3.1415927410125732 - (2.0 * p + 8.742278e-8);\n"
+             "    return 1.5707963705062866 - (p + 4.371139e-8);"),
+    "atan": ("float x",
+             "float t = abs(x);\n" + _ATAN_CORE + f"    return {_NEG.format('x')} ? -r : r;"),
+    "atan2": ("float y, float x",
+              "if (isnan(x) || isnan(y)) return x + y;\n"
+              "    float ax = abs(x), ay = abs(y), mn = min(ax, ay), mx = max(ax, ay);\n"
+              "    float t = mx == 0.0 ? 0.0 : (isinf(mx) ? (isinf(mn) ? 1.0 : 0.0) : mn / mx);\n"
+              + _ATAN_CORE +
+              "    if (ay > ax) r = 1.5707963705062866 - (r + 4.371139e-8);\n"
+              f"    if ({_NEG.format('x')}) r = 3.1415927410125732 - (r + 8.742278e-8);\n"
+              f"    return {_NEG.format('y')} ? -r : r;"),
+    # C's fmod exactly: r - t with t = |y| * 2^k in (r / 2, r] is exact; at most (exponent of x - exponent of y + 1)
+    # steps (278 for float, 2099 for double)
+    "fmod": ("float x, float y",
+             "float r = abs(x), b = abs(y);\n"
+             "    if (isnan(x) || isnan(y) || isinf(x) || b == 0.0) return NAN;\n"
+             "    if (r < b) return x;\n"
+             "    int eb, er;\n"
+             "    float mb = frexp(b, eb);\n"
+             "    while (r >= b) {\n"
+             "        float mr = frexp(r, er);\n"
+             "        r -= ldexp(mb <= mr ? mb : 0.5 * mb, er);\n"
+             "    }\n"
+             "    return x < 0.0 ? -r : r;"),
+    # fdlibm's logf: x = m * 2^e, m in [sqrt(1/2), sqrt(2)), f = m - 1 (exact), s = f / (2 + f),
+    # log(m) = f - (f^2 / 2 - s (f^2 / 2 + R(s^2))), ln 2 in two parts; Vulkan allows GLSL's log 2^-21 absolute
+    # error near 1 (lavapipe: 6e6 ulp at 1 - 2^-24), CUDA's logf is within 1 ulp
+    "log": ("float x",
+            "if (!(x > 0.0) || isinf(x))\n"
+            "        return x == 0.0 ? -uintBitsToFloat(0x7f800000u) : (x > 0.0 ? x : NAN);\n"
+            "    int e, k = 0;\n"
+            "    if (x < 1.17549435e-38) { x *= 16777216.0; k = 24; }   // subnormal: 2^24\n"
+            "    float m = frexp(x, e);\n    e -= k;\n"
+            "    if (m < 0.70710678) { m *= 2.0; e -= 1; }\n"
+            "    float f = m - 1.0, s = f / (2.0 + f), z = s * s, h = 0.5 * f * f, dk = float(e);\n"
+            "    float r = z * (6.6666668653e-01 + z * (4.0000000596e-01 + z * (2.8571429849e-01 + z * (2.2222198546e-01"
+            "\n        + z * (1.8183572590e-01 + z * (1.5313838422e-01 + z * 1.4798198640e-01))))));\n"
+            "    return dk * 6.9313812256e-01 - ((h - (s * (h + r) + dk * 9.0580006145e-06)) - f);"),
+}
+FLOAT_ONLY = ("asin", "acos", "atan", "atan2", "log")  # double: refused (glsl_f64 = no) or glsl_builtins.double_helper
+
+
+def helper(target, em, base: str, ft, xs):
+    """A call of the helper for `base` (a key of BODIES) on the converted arguments `xs`, the helper written once."""
+    from porter.translate.kernel.target import E
+    params, body = BODIES[base]
+    tn = target.type_name(ft, em)
+    if ft == ct.F64:
+        target.type_name(ct.U64, em)        # uint64BitsToDouble: the 64-bit integer extension
+        body = body.replace("float ", "double ").replace("NAN", "uint64BitsToDouble(0x7ff8000000000000UL)")
+        params = params.replace("float ", "double ")
+    else:
+        body = body.replace("NAN", "uintBitsToFloat(0x7fc00000u)")
+    hname = em.helper(f"cuport_{base}_{tn}", f"{tn} cuport_{base}_{tn}({params})\n{{\n    {body}\n}}")
+    return E(f"{hname}({', '.join(x.text for x in xs)})", ft)
