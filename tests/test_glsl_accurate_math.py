@@ -1,5 +1,6 @@
 """GLSL helpers for asinf, acosf, atanf, atan2f (own polynomials: Vulkan lets the builtins be 4096 ulp off and
-lavapipe measured up to 4204 ulp where CUDA promises 2) and fmod (exact; the former x - y * trunc(x / y) was off by
+lavapipe measured up to 4204 ulp where CUDA promises 2), logf and log1pf (fdlibm's logf: GLSL's log was 6e6 ulp
+off at 1 - 2^-24, Vulkan allows 2^-21 absolute there) and fmod (exact; the former x - y * trunc(x / y) was off by
 up to |x|): porter/translate/kernel/glsl_accurate.py. Run on lavapipe against NumPy in long double, with CUDA's
 bounds; special values as C; double asin / acos / atan / atan2 stay refused."""
 import math
@@ -49,13 +50,14 @@ def runners(tmp_path_factory):
         pytest.skip("lavapipe / glslangValidator not available")
     os.environ["VK_ICD_FILENAMES"] = LAVAPIPE_ICD
     tmp = str(tmp_path_factory.mktemp("acc"))
-    funcs = [F[n] for n in ("asin", "acos", "atan", "atan2", "fmod")]
+    funcs = [F[n] for n in ("asin", "acos", "atan", "atan2", "fmod", "log", "log1p")]
     return {np.float32: ma.Runner("vulkan", funcs, np.float32, tmp),
             np.float64: ma.Runner("vulkan", [F["fmod"]], np.float64, tmp)}
 
 
 @needs_lavapipe
-@pytest.mark.parametrize("name,bound", [("asin", 2), ("acos", 2), ("atan", 2), ("atan2", 3), ("fmod", 0)])
+@pytest.mark.parametrize("name,bound", [("asin", 2), ("acos", 2), ("atan", 2), ("atan2", 3), ("fmod", 0), ("log", 1),
+                                        ("log1p", 2)])      # CUDA: log1pf 1 ulp; this helper 2
 def test_within_cudas_bound_on_lavapipe(runners, name, bound):
     r = ma.measure(F[name], np.float32, {"vulkan": runners[np.float32]}, 1 << 13)["vulkan"]
     assert r["max_ulp"] <= bound, r["regions"]
@@ -96,3 +98,18 @@ def test_special_values_as_c(runners):
         want = np.fmod(np.array([-4, 5, inf, 5, -72.26213836669922, 1e30], np.float32),
                        np.array([2, 0, 1, inf, 4.014561653137207, 3], np.float32))
     assert np.array_equal(got, want, equal_nan=True) and np.signbit(got[0])
+
+
+@needs_lavapipe
+def test_log_special_values_as_c(runners):
+    inf, nan = math.inf, math.nan
+    x = [0.0, -0.0, -1.0, inf, nan, 1.0, 1e-45, 0.99999994, -inf]
+    got = run(runners, "log", x)
+    with np.errstate(all="ignore"):
+        want = np.log(np.array(x, np.float32).astype(LD)).astype(np.float32)
+    assert np.array_equal(got, want, equal_nan=True), (got, want)
+    x = [-1.0, -0.0, inf, -inf, nan, -2.981825630854473e-08, 3e38, -2.0]
+    got = run(runners, "log1p", x)
+    with np.errstate(all="ignore"):
+        want = np.log1p(np.array(x, np.float32).astype(LD)).astype(np.float32)
+    assert np.array_equal(got, want, equal_nan=True) and np.signbit(got[1]), (got, want)

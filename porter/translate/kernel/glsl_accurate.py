@@ -1,9 +1,11 @@
 """GLSL helpers for CUDA math whose GLSL builtin (or former helper) is far less accurate than CUDA's function.
 
-Vulkan requires atan / atan2 within 4096 ulp and asin / acos only through them ("Precision and Operation of SPIR-V
-Instructions"); lavapipe measured 341-4204 ulp where CUDA promises 2-3 (bench/results/math_accuracy.json;
+Vulkan requires atan / atan2 within 4096 ulp, asin / acos only through them, and log within 2^-21 absolute near 1
+("Precision and Operation of SPIR-V Instructions"); lavapipe measured 341-4204 ulp for the first four and 6e6 ulp
+for log at 1 - 2^-24, where CUDA promises 1-3 (bench/results/math_accuracy.json;
 HeCBench inversek2j's acosf near 1 differed from PoCL in the third decimal of a degree). These helpers use their
-own polynomials (Cephes' single-precision minimax coefficients, pi / 2, pi / 4 and pi in two parts), so they need
+own polynomials (Cephes' single-precision minimax coefficients, fdlibm's for log; pi / 2, pi / 4, pi and ln 2 in
+two parts), so they need
 only correctly rounded +, *, / and sqrt from the driver. fmod: the former `x - y * trunc(x / y)` was wrong by up to
 |x| when the quotient rounds (near an integer) or exceeds 2^24; this one subtracts y * 2^k, each step exact.
 Measured within CUDA's bounds on lavapipe: tests/test_glsl_accurate_math.py.
@@ -76,13 +78,20 @@ BODIES = {
             "    float r = z * (6.6666668653e-01 + z * (4.0000000596e-01 + z * (2.8571429849e-01 + z * (2.2222198546e-01"
             "\n        + z * (1.8183572590e-01 + z * (1.5313838422e-01 + z * 1.4798198640e-01))))));\n"
             "    return dk * 6.9313812256e-01 - ((h - (s * (h + r) + dk * 9.0580006145e-06)) - f);"),
+    # the classic correction of 1 + x's rounding, on the log above (GLSL's log near 1 made it 1.4e7 ulp near 0)
+    "log1p": ("float x",
+              "precise float u = 1.0 + x, d = u - 1.0;      // precise: the compiler may fold (1 + x) - 1 to x\n"
+              "    return d == 0.0 || (isinf(x) && x > 0.0) ? x : cuport_log_float(u) * (x / d);"),
 }
-FLOAT_ONLY = ("asin", "acos", "atan", "atan2", "log")  # double: refused (glsl_f64 = no) or glsl_builtins.double_helper
+DEPENDS = {"log1p": "log"}                          # a helper that calls another: that one is written first
+FLOAT_ONLY = ("asin", "acos", "atan", "atan2", "log", "log1p")  # double: refused (glsl_f64 = no) or glsl_builtins.double_helper
 
 
 def helper(target, em, base: str, ft, xs):
     """A call of the helper for `base` (a key of BODIES) on the converted arguments `xs`, the helper written once."""
     from porter.translate.kernel.target import E
+    if base in DEPENDS:
+        helper(target, em, DEPENDS[base], ft, xs[:0])
     params, body = BODIES[base]
     tn = target.type_name(ft, em)
     if ft == ct.F64:

@@ -395,7 +395,6 @@ class GlslBuiltins:
                      "    float a = x / m, b = y / m;\n    return m * sqrt(a * a + b * b);",
             "fdim": "return x > y ? x - y : 0.0;",
             "expm1": "return abs(x) < 1e-5 ? x + 0.5 * x * x : exp(x) - 1.0;",
-            "log1p": "float u = 1.0 + x;\n    return u == 1.0 ? x : log(u) * (x / (u - 1.0));",   # no overflow
         }
         body = bodies[base]
         if ft == F64:
