@@ -239,7 +239,7 @@ FUNCS = [
     F("rsqrt", 1, _t(("normal", mag(F32_TINY, F32_MAX)), ("subnormal", mag(*SUB32))), _rsqrt, 2, 1, "2 ulp",
       regions64=_t(("normal", mag(F64_TINY, F64_MAX)), ("subnormal", mag(*SUB64)))),
     F("exp", 1, _t(("[-1, 1]", lin(-1, 1)), ("[-87, 88]", lin(-87, 88.7)), ("subnormal results", lin(-103, -87.4))),
-      _ld(np.exp), 2, 1, "3 + 2|x| ulp",
+      _ld(np.exp), 2, 1, "builtin: 3 + 2|x| ulp; cuport helper: from +, *, /, ldexp",
       regions64=_t(("[-1, 1]", lin(-1, 1)), ("[-708, 709]", lin(-708, 709.7)))),
     F("exp2", 1, _t(("[-1, 1]", lin(-1, 1)), ("[-126, 128]", lin(-126, 127.99)), ("subnormal results", lin(-149, -126))),
       _ld(np.exp2), 2, 1, "3 + 2|x| ulp",
