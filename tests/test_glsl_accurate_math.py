@@ -1,5 +1,6 @@
 """GLSL helpers for asinf, acosf, atanf, atan2f (own polynomials: Vulkan lets the builtins be 4096 ulp off and
-lavapipe measured up to 4204 ulp where CUDA promises 2), expf (fdlibm's: GLSL's exp was 62 ulp off in [-87, 88]),
+lavapipe measured up to 4204 ulp where CUDA promises 2), expf (fdlibm's: GLSL's exp was 62 ulp off in [-87, 88]), sinhf / coshf / tanhf on it (GLSL's: 1.3e8 ulp
+near 0, overflow from 88.7),
 logf and log1pf (fdlibm's logf: GLSL's log was 6e6 ulp
 off at 1 - 2^-24, Vulkan allows 2^-21 absolute there) and fmod (exact; the former x - y * trunc(x / y) was off by
 up to |x|): porter/translate/kernel/glsl_accurate.py. Run on lavapipe against NumPy in long double, with CUDA's
@@ -51,14 +52,14 @@ def runners(tmp_path_factory):
         pytest.skip("lavapipe / glslangValidator not available")
     os.environ["VK_ICD_FILENAMES"] = LAVAPIPE_ICD
     tmp = str(tmp_path_factory.mktemp("acc"))
-    funcs = [F[n] for n in ("asin", "acos", "atan", "atan2", "fmod", "log", "log1p", "exp")]
+    funcs = [F[n] for n in ("asin", "acos", "atan", "atan2", "fmod", "log", "log1p", "exp", "sinh", "cosh", "tanh")]
     return {np.float32: ma.Runner("vulkan", funcs, np.float32, tmp),
             np.float64: ma.Runner("vulkan", [F["fmod"]], np.float64, tmp)}
 
 
 @needs_lavapipe
 @pytest.mark.parametrize("name,bound", [("asin", 2), ("acos", 2), ("atan", 2), ("atan2", 3), ("fmod", 0), ("log", 1),
-                                        ("log1p", 2), ("exp", 1)])      # CUDA: log1pf 1 ulp; this helper 2
+                                        ("log1p", 2), ("exp", 1), ("sinh", 3), ("cosh", 2), ("tanh", 2)])      # CUDA: log1pf 1 ulp; this helper 2
 def test_within_cudas_bound_on_lavapipe(runners, name, bound):
     r = ma.measure(F[name], np.float32, {"vulkan": runners[np.float32]}, 1 << 13)["vulkan"]
     assert r["max_ulp"] <= bound, r["regions"]
@@ -125,3 +126,15 @@ def test_exp_special_values_and_range_ends(runners):
         want = np.exp(np.array(x, np.float32).astype(LD)).astype(np.float32)
     assert np.isfinite(got[6]) and got[7] == np.inf and got[8] == 0
     assert np.array_equal(got, want, equal_nan=True), (got, want)
+
+
+@needs_lavapipe
+def test_hyperbolic_special_values_and_overflow_ends(runners):
+    x = [0.0, -0.0, np.inf, -np.inf, np.nan, 89.41, -89.41, 89.5, 1e-30, -20.0]
+    with np.errstate(all="ignore"):
+        for name, ref in (("sinh", np.sinh), ("cosh", np.cosh), ("tanh", np.tanh)):
+            got = run(runners, name, x)
+            want = ref(np.array(x, np.float32).astype(LD)).astype(np.float32)
+            assert np.array_equal(got, want, equal_nan=True), (name, got, want)
+            assert np.array_equal(np.signbit(got[:2]), np.signbit(want[:2])), name
+    assert np.isfinite(run(runners, "cosh", [89.41])).all()              # exp(89.41) alone would overflow

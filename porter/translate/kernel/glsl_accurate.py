@@ -94,9 +94,31 @@ BODIES = {
             "    float y = 1.0 - ((lo - (r * c) / (2.0 - c)) - hi);\n"
             "    int n = int(k), n1 = n / 2;\n"
             "    return ldexp(ldexp(y, n1), n - n1);"),
+    # Cephes' sinhf / tanhf polynomials near 0 (GLSL's, from exp, were 1.3e8 ulp there on lavapipe), the exp
+    # helper beyond; exp(|x|) / 2 as exp(|x| - ln 2) where exp(|x|) alone would overflow
+    "sinh": ("float x",
+             "float a = abs(x), r;\n"
+             "    if (a <= 1.0) {\n        float z = a * a;\n"
+             "        r = ((2.03721912945e-4 * z + 8.33028376239e-3) * z + 1.66667160211e-1) * z * a + a;\n"
+             "    } else if (a > 88.7) r = cuport_exp_float(a - 0.693145751953125) * 0.9999985713942;\n"
+             "    else { float e = cuport_exp_float(a); r = 0.5 * e - 0.5 / e; }\n"
+             f"    return {_NEG.format('x')} ? -r : r;"),
+    "cosh": ("float x",
+             "float a = abs(x);\n"
+             "    if (a > 88.7) return cuport_exp_float(a - 0.693145751953125) * 0.9999985713942;\n"
+             "    float e = cuport_exp_float(a);\n"
+             "    return 0.5 * e + 0.5 / e;"),
+    "tanh": ("float x",
+             "float a = abs(x), r;\n"
+             "    if (a < 0.625) {\n        float z = a * a;\n"
+             "        r = ((((-5.70498872745e-3 * z + 2.06390887954e-2) * z - 5.37397155531e-2) * z + 1.33314422036e-1)"
+             " * z\n            - 3.33332819422e-1) * z * a + a;\n"
+             "    } else if (a > 9.0) r = 1.0;\n"
+             "    else r = 1.0 - 2.0 / (cuport_exp_float(2.0 * a) + 1.0);\n"
+             f"    return {_NEG.format('x')} ? -r : r;"),
 }
-DEPENDS = {"log1p": "log"}                          # a helper that calls another: that one is written first
-FLOAT_ONLY = ("asin", "acos", "atan", "atan2", "log", "log1p", "exp")  # double: refused (glsl_f64 = no) or glsl_builtins.double_helper
+DEPENDS = {"log1p": "log", "sinh": "exp", "cosh": "exp", "tanh": "exp"}                          # a helper that calls another: that one is written first
+FLOAT_ONLY = ("asin", "acos", "atan", "atan2", "log", "log1p", "exp", "sinh", "cosh", "tanh")  # double: refused (glsl_f64 = no) or glsl_builtins.double_helper
 
 
 def helper(target, em, base: str, ft, xs):
