@@ -1,10 +1,10 @@
-"""GLSL helpers for asinf, acosf, atanf, atan2f (own polynomials: Vulkan lets the builtins be 4096 ulp off and
-lavapipe measured up to 4204 ulp where CUDA promises 2), expf (fdlibm's: GLSL's exp was 62 ulp off in [-87, 88]), sinhf / coshf / tanhf on it (GLSL's: 1.3e8 ulp
-near 0, overflow from 88.7),
-logf and log1pf (fdlibm's logf: GLSL's log was 6e6 ulp
-off at 1 - 2^-24, Vulkan allows 2^-21 absolute there) and fmod (exact; the former x - y * trunc(x / y) was off by
-up to |x|): porter/translate/kernel/glsl_accurate.py. Run on lavapipe against NumPy in long double, with CUDA's
-bounds; special values as C; double asin / acos / atan / atan2 stay refused."""
+"""GLSL helpers for CUDA float math whose GLSL builtin is far less accurate (porter/translate/kernel/glsl_accurate.py):
+asinf, acosf, atanf, atan2f (own polynomials: Vulkan lets the builtins be 4096 ulp off, lavapipe measured up to
+4204 ulp where CUDA promises 2), expf (GLSL's exp: 62 ulp in [-87, 88]), sinhf / coshf / tanhf on it (GLSL's:
+1.3e8 ulp near 0, overflow from 88.7), logf, log2f, log10f, log1pf (fdlibm's logf: GLSL's log was 6e6 ulp off at
+1 - 2^-24, Vulkan allows 2^-21 absolute there) and fmod (exact; the former x - y * trunc(x / y) was off by up to |x|).
+Run on lavapipe against NumPy in long double, within CUDA's bounds (log2f, log1pf: 2 ulp, CUDA 1); special values as
+C; double asin / acos / atan / atan2 stay refused."""
 import math
 import os
 import sys
@@ -52,14 +52,16 @@ def runners(tmp_path_factory):
         pytest.skip("lavapipe / glslangValidator not available")
     os.environ["VK_ICD_FILENAMES"] = LAVAPIPE_ICD
     tmp = str(tmp_path_factory.mktemp("acc"))
-    funcs = [F[n] for n in ("asin", "acos", "atan", "atan2", "fmod", "log", "log1p", "exp", "sinh", "cosh", "tanh")]
+    funcs = [F[n] for n in ("asin", "acos", "atan", "atan2", "fmod", "log", "log2", "log10", "log1p", "exp", "sinh",
+                            "cosh", "tanh")]
     return {np.float32: ma.Runner("vulkan", funcs, np.float32, tmp),
             np.float64: ma.Runner("vulkan", [F["fmod"]], np.float64, tmp)}
 
 
 @needs_lavapipe
 @pytest.mark.parametrize("name,bound", [("asin", 2), ("acos", 2), ("atan", 2), ("atan2", 3), ("fmod", 0), ("log", 1),
-                                        ("log1p", 2), ("exp", 1), ("sinh", 3), ("cosh", 2), ("tanh", 2)])      # CUDA: log1pf 1 ulp; this helper 2
+                                        ("log2", 2), ("log10", 2), ("log1p", 2), ("exp", 1), ("sinh", 3), ("cosh", 2),
+                                        ("tanh", 2)])
 def test_within_cudas_bound_on_lavapipe(runners, name, bound):
     r = ma.measure(F[name], np.float32, {"vulkan": runners[np.float32]}, 1 << 13)["vulkan"]
     assert r["max_ulp"] <= bound, r["regions"]
@@ -138,3 +140,10 @@ def test_hyperbolic_special_values_and_overflow_ends(runners):
             assert np.array_equal(got, want, equal_nan=True), (name, got, want)
             assert np.array_equal(np.signbit(got[:2]), np.signbit(want[:2])), name
     assert np.isfinite(run(runners, "cosh", [89.41])).all()              # exp(89.41) alone would overflow
+
+
+@needs_lavapipe
+def test_log2_is_exact_at_powers_of_two(runners):
+    k = np.arange(-149, 128)
+    got = run(runners, "log2", np.ldexp(np.float32(1), k))
+    assert got.tolist() == k.astype(np.float32).tolist()

@@ -1,14 +1,15 @@
-"""GLSL helpers for CUDA math whose GLSL builtin (or former helper) is far less accurate than CUDA's function.
+"""GLSL helpers for CUDA float math whose GLSL builtin (or former helper) is far less accurate than CUDA's function.
 
-Vulkan requires atan / atan2 within 4096 ulp, asin / acos only through them, and log within 2^-21 absolute near 1
-("Precision and Operation of SPIR-V Instructions"); lavapipe measured 341-4204 ulp for the first four and 6e6 ulp
-for log at 1 - 2^-24, where CUDA promises 1-3 (bench/results/math_accuracy.json;
-HeCBench inversek2j's acosf near 1 differed from PoCL in the third decimal of a degree). These helpers use their
-own polynomials (Cephes' single-precision minimax coefficients, fdlibm's for log; pi / 2, pi / 4, pi and ln 2 in
-two parts), so they need
-only correctly rounded +, *, / and sqrt from the driver. fmod: the former `x - y * trunc(x / y)` was wrong by up to
-|x| when the quotient rounds (near an integer) or exceeds 2^24; this one subtracts y * 2^k, each step exact.
-Measured within CUDA's bounds on lavapipe: tests/test_glsl_accurate_math.py.
+Vulkan requires atan / atan2 within 4096 ulp, asin / acos only through them, exp within 3 + 2|x| ulp, sinh / cosh /
+tanh only through exp and log / log2 within 2^-21 absolute near 1 ("Precision and Operation of SPIR-V
+Instructions"). lavapipe measured (bench/results/math_accuracy.json) 341-4204 ulp for the inverse trigonometry,
+62 ulp for exp in [-87, 88], 1.3e8 ulp for sinh / tanh near 0 and 6e6 ulp for log near 1, where CUDA promises 1-3
+(HeCBench inversek2j's acosf near 1 differed from PoCL in the third decimal of a degree). These helpers use their own
+polynomials (Cephes' single-precision minimax coefficients; fdlibm's logf and expf; pi / 2, pi / 4, pi and ln 2 in
+two parts), so they need only correctly rounded +, *, /, sqrt and ldexp from the driver. fmod: the former
+`x - y * trunc(x / y)` was wrong by up to |x| when the quotient rounds (near an integer) or exceeds 2^24; this one
+subtracts |y| * 2^k, each step exact. Measured within CUDA's bounds on lavapipe (log2f and log1pf: 2 ulp, CUDA 1):
+tests/test_glsl_accurate_math.py.
 """
 from __future__ import annotations
 
@@ -27,6 +28,18 @@ _ATAN_CORE = ("    float y0 = 0.0, lo = 0.0;\n"
               "- 3.33329491539e-1) * z * t;\n"
               "    float r = y0 + (t + (p + lo));\n")
 _NEG = "(floatBitsToUint({0}) >> 31) != 0u"        # the sign bit: -0.0 included
+# fdlibm's logf: x = m * 2^e, m in [sqrt(1/2), sqrt(2)), f = m - 1 (exact), s = f / (2 + f),
+# log(m) = f - (f^2 / 2 - s (f^2 / 2 + R(s^2))); Vulkan allows GLSL's log 2^-21 absolute error near 1 (lavapipe:
+# 6e6 ulp at 1 - 2^-24), CUDA's logf is within 1 ulp
+_LOG_CORE = ("if (!(x > 0.0) || isinf(x))\n"
+             "        return x == 0.0 ? -uintBitsToFloat(0x7f800000u) : (x > 0.0 ? x : NAN);\n"
+             "    int e, k = 0;\n"
+             "    if (x < 1.17549435e-38) { x *= 16777216.0; k = 24; }   // subnormal: 2^24\n"
+             "    float m = frexp(x, e);\n    e -= k;\n"
+             "    if (m < 0.70710678) { m *= 2.0; e -= 1; }\n"
+             "    float f = m - 1.0, s = f / (2.0 + f), z = s * s, h = 0.5 * f * f, dk = float(e);\n"
+             "    float r = z * (6.6666668653e-01 + z * (4.0000000596e-01 + z * (2.8571429849e-01 + z * (2.2222198546e-01"
+             "\n        + z * (1.8183572590e-01 + z * (1.5313838422e-01 + z * 1.4798198640e-01))))));\n")
 
 BODIES = {
     "asin": ("float x",
@@ -64,20 +77,12 @@ BODIES = {
              "        r -= ldexp(mb <= mr ? mb : 0.5 * mb, er);\n"
              "    }\n"
              "    return x < 0.0 ? -r : r;"),
-    # fdlibm's logf: x = m * 2^e, m in [sqrt(1/2), sqrt(2)), f = m - 1 (exact), s = f / (2 + f),
-    # log(m) = f - (f^2 / 2 - s (f^2 / 2 + R(s^2))), ln 2 in two parts; Vulkan allows GLSL's log 2^-21 absolute
-    # error near 1 (lavapipe: 6e6 ulp at 1 - 2^-24), CUDA's logf is within 1 ulp
-    "log": ("float x",
-            "if (!(x > 0.0) || isinf(x))\n"
-            "        return x == 0.0 ? -uintBitsToFloat(0x7f800000u) : (x > 0.0 ? x : NAN);\n"
-            "    int e, k = 0;\n"
-            "    if (x < 1.17549435e-38) { x *= 16777216.0; k = 24; }   // subnormal: 2^24\n"
-            "    float m = frexp(x, e);\n    e -= k;\n"
-            "    if (m < 0.70710678) { m *= 2.0; e -= 1; }\n"
-            "    float f = m - 1.0, s = f / (2.0 + f), z = s * s, h = 0.5 * f * f, dk = float(e);\n"
-            "    float r = z * (6.6666668653e-01 + z * (4.0000000596e-01 + z * (2.8571429849e-01 + z * (2.2222198546e-01"
-            "\n        + z * (1.8183572590e-01 + z * (1.5313838422e-01 + z * 1.4798198640e-01))))));\n"
-            "    return dk * 6.9313812256e-01 - ((h - (s * (h + r) + dk * 9.0580006145e-06)) - f);"),
+    # log(m) + e ln 2, ln 2 in two parts
+    "log": ("float x", _LOG_CORE + "    return dk * 6.9313812256e-01 - ((h - (s * (h + r) + dk * 9.0580006145e-06)) - f);"),
+    # the same log(m), then e + log(m) / ln 2 (exact at powers of 2) and fdlibm's log10f sum
+    "log2": ("float x", _LOG_CORE + "    return dk + (f - (h - s * (h + r))) * 1.4426950408889634;"),
+    "log10": ("float x", _LOG_CORE + "    return dk * 3.0102920532e-01 + (dk * 7.9034151668e-07 + (f - (h - s * (h + r)))"
+              " * 4.3429449201e-01);"),
     # the classic correction of 1 + x's rounding, on the log above (GLSL's log near 1 made it 1.4e7 ulp near 0)
     "log1p": ("float x",
               "precise float u = 1.0 + x, d = u - 1.0;      // precise: the compiler may fold (1 + x) - 1 to x\n"
@@ -117,8 +122,10 @@ BODIES = {
              "    else r = 1.0 - 2.0 / (cuport_exp_float(2.0 * a) + 1.0);\n"
              f"    return {_NEG.format('x')} ? -r : r;"),
 }
-DEPENDS = {"log1p": "log", "sinh": "exp", "cosh": "exp", "tanh": "exp"}                          # a helper that calls another: that one is written first
-FLOAT_ONLY = ("asin", "acos", "atan", "atan2", "log", "log1p", "exp", "sinh", "cosh", "tanh")  # double: refused (glsl_f64 = no) or glsl_builtins.double_helper
+# a helper that calls another: that one is written first
+DEPENDS = {"log1p": "log", "sinh": "exp", "cosh": "exp", "tanh": "exp"}
+# float only: their double rows stay refused (glsl_f64 = no) or are glsl_builtins.double_helper (log)
+FLOAT_ONLY = ("asin", "acos", "atan", "atan2", "log", "log2", "log10", "log1p", "exp", "sinh", "cosh", "tanh")
 
 
 def helper(target, em, base: str, ft, xs):

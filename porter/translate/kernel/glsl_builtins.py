@@ -388,7 +388,6 @@ class GlslBuiltins:
             "round": "return trunc(x + (x < 0.0 ? -0.5 : 0.5));",
             "copysign": "return (floatBitsToUint(y) >> 31) != 0u ? -abs(x) : abs(x);",
             "exp10": "return exp2(x * 3.3219280948873623);",
-            "log10": "return log2(x) * 0.30102999566398120;",
             "cbrt": "return sign(x) * pow(abs(x), 1.0 / 3.0);",
             "rcbrt": "return sign(x) / pow(abs(x), 1.0 / 3.0);",
             "hypot": "float m = max(abs(x), abs(y));\n    if (m == 0.0) return 0.0;\n"
