@@ -121,18 +121,37 @@ BODIES = {
              "    } else if (a > 9.0) r = 1.0;\n"
              "    else r = 1.0 - 2.0 / (cuport_exp_float(2.0 * a) + 1.0);\n"
              f"    return {_NEG.format('x')} ? -r : r;"),
+    # Kahan's expm1: (u - 1) x / log(u), u = exp(x), on the helpers above (GLSL's exp(x) - 1: 1.1e5 ulp near 0)
+    "expm1": ("float x",
+              "precise float u = cuport_exp_float(x), d = u - 1.0;   // precise: not folded\n"
+              "    if (d == 0.0) return x;\n"
+              "    if (d == -1.0 || isinf(u)) return d;\n"
+              "    return d * (x / cuport_log_float(u));"),
+    # one Newton step y - (y - x / y^2) / 3 from GLSL's pow (45 ulp on lavapipe): within 1 ulp
+    "cbrt": ("float x",
+             "float a = abs(x);\n"
+             "    if (a == 0.0 || isinf(a) || isnan(a)) return x;\n"
+             "    float sc = 1.0;\n"
+             "    if (a < 1.17549435e-38) { a *= 16777216.0; sc = 0.00390625; }   // subnormal: 2^24, cbrt 2^-8\n"
+             "    float y = pow(a, 1.0 / 3.0);\n"
+             "    y = (y - (y - a / (y * y)) / 3.0) * sc;\n"
+             f"    return {_NEG.format('x')} ? -y : y;"),
+    "rcbrt": ("float x",
+              "return 1.0 / cuport_cbrt_float(x);"),
 }
-# a helper that calls another: that one is written first
-DEPENDS = {"log1p": "log", "sinh": "exp", "cosh": "exp", "tanh": "exp"}
+# a helper that calls others: those are written first
+DEPENDS = {"log1p": ("log",), "sinh": ("exp",), "cosh": ("exp",), "tanh": ("exp",), "expm1": ("exp", "log"),
+           "rcbrt": ("cbrt",)}
 # float only: their double rows stay refused (glsl_f64 = no) or are glsl_builtins.double_helper (log)
-FLOAT_ONLY = ("asin", "acos", "atan", "atan2", "log", "log2", "log10", "log1p", "exp", "sinh", "cosh", "tanh")
+FLOAT_ONLY = ("asin", "acos", "atan", "atan2", "log", "log2", "log10", "log1p", "exp", "expm1", "sinh", "cosh", "tanh",
+              "cbrt", "rcbrt")
 
 
 def helper(target, em, base: str, ft, xs):
     """A call of the helper for `base` (a key of BODIES) on the converted arguments `xs`, the helper written once."""
     from porter.translate.kernel.target import E
-    if base in DEPENDS:
-        helper(target, em, DEPENDS[base], ft, xs[:0])
+    for dep in DEPENDS.get(base, ()):
+        helper(target, em, dep, ft, xs[:0])
     params, body = BODIES[base]
     tn = target.type_name(ft, em)
     if ft == ct.F64:

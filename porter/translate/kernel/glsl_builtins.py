@@ -388,12 +388,9 @@ class GlslBuiltins:
             "round": "return trunc(x + (x < 0.0 ? -0.5 : 0.5));",
             "copysign": "return (floatBitsToUint(y) >> 31) != 0u ? -abs(x) : abs(x);",
             "exp10": "return exp2(x * 3.3219280948873623);",
-            "cbrt": "return sign(x) * pow(abs(x), 1.0 / 3.0);",
-            "rcbrt": "return sign(x) / pow(abs(x), 1.0 / 3.0);",
             "hypot": "float m = max(abs(x), abs(y));\n    if (m == 0.0) return 0.0;\n"
                      "    float a = x / m, b = y / m;\n    return m * sqrt(a * a + b * b);",
             "fdim": "return x > y ? x - y : 0.0;",
-            "expm1": "return abs(x) < 1e-5 ? x + 0.5 * x * x : exp(x) - 1.0;",
         }
         body = bodies[base]
         if ft == F64:

@@ -237,7 +237,7 @@ def _accuracy_section() -> list[str]:
            "-ftz).", "",
            "| CUDA | CUDA, float | lavapipe, float | PoCL, float | Vulkan requires | CUDA, double | "
            "lavapipe, double | PoCL, double |", "|---|---|---|---|---|---|---|---|"]
-    beyond = []
+    beyond, rows = {"builtin": [], "helper": []}, table()
     for name, r in data["f32"].items():
         d = data["f64"].get(name) or {}
         out.append(f"| `{name}` | {r['cuda']} | {_cell(_measured(r.get('vulkan'), r['cuda']))} | "
@@ -247,13 +247,17 @@ def _accuracy_section() -> list[str]:
         v = r.get("vulkan") or {}
         if v.get("normal_max_ulp", 0) > max(8, r["cuda"]):
             regions = [g["region"] for g in v["regions"] if g.get("normal_max_ulp", 0) > max(8, r["cuda"])]
-            beyond.append(f"`{name}` ({', '.join(regions)})")
-    if beyond:
-        out += ["", "Far beyond CUDA's float bound on lavapipe (more than 8 ulps, subnormals aside), in the regions "
-                "named: " + ", ".join(beyond) + ". Vulkan allows these of its builtins (their bounds are loose or "
-                "inherited from exp / log, intermediate overflow included; sin / cos are bounded only inside "
-                "[-pi, pi]); a kernel that relies on CUDA's accuracy there can differ from the original. The "
-                "worst argument of each region is in the JSON."]
+            kind = "helper" if name in rows and rows[name].glsl == "helper" else "builtin"
+            beyond[kind].append(f"`{name}` ({', '.join(regions)})")
+    if beyond["builtin"]:
+        out += ["", "Far beyond CUDA's float bound on lavapipe (more than 8 ulps, subnormals aside), GLSL builtins, "
+                "in the regions named: " + ", ".join(beyond["builtin"]) + ". Vulkan allows these (its bounds are "
+                "loose or inherited from exp / log, intermediate overflow included; sin / cos are bounded only "
+                "inside [-pi, pi]); a kernel that relies on CUDA's accuracy there can differ from the original. "
+                "The worst argument of each region is in the JSON."]
+    if beyond["helper"]:
+        out += ["", "Far beyond CUDA's float bound on lavapipe, cuport helpers built on such builtins: "
+                + ", ".join(beyond["helper"]) + "."]
     return out
 
 
