@@ -3,7 +3,7 @@ asinf, acosf, atanf, atan2f (own polynomials: Vulkan lets the builtins be 4096 u
 4204 ulp where CUDA promises 2), expf (GLSL's exp: 62 ulp in [-87, 88]), sinhf / coshf / tanhf on it (GLSL's:
 1.3e8 ulp near 0, overflow from 88.7), logf, log2f, log10f, log1pf (fdlibm's logf: GLSL's log was 6e6 ulp off at
 1 - 2^-24, Vulkan allows 2^-21 absolute there), expm1f (Kahan's, on them), cbrtf / rcbrtf (pow and a Newton step:
-pow alone was 45 ulp) and fmod (exact; the former x - y * trunc(x / y) was off by up to |x|). Run on lavapipe against
+pow alone was 45 ulp), asinhf / acoshf / atanhf (fdlibm's, on log / log1p) and fmod (exact; the former x - y * trunc(x / y) was off by up to |x|). Run on lavapipe against
 NumPy in long double, within CUDA's bounds (log2f, log1pf, expm1f, rcbrtf: 2 ulp, CUDA 1); special values as C;
 double asin / acos / atan / atan2 stay refused."""
 import math
@@ -54,7 +54,7 @@ def runners(tmp_path_factory):
     os.environ["VK_ICD_FILENAMES"] = LAVAPIPE_ICD
     tmp = str(tmp_path_factory.mktemp("acc"))
     funcs = [F[n] for n in ("asin", "acos", "atan", "atan2", "fmod", "log", "log2", "log10", "log1p", "exp", "sinh",
-                            "cosh", "tanh", "expm1", "cbrt", "rcbrt")]
+                            "cosh", "tanh", "expm1", "cbrt", "rcbrt", "asinh", "acosh", "atanh")]
     return {np.float32: ma.Runner("vulkan", funcs, np.float32, tmp),
             np.float64: ma.Runner("vulkan", [F["fmod"]], np.float64, tmp)}
 
@@ -62,7 +62,8 @@ def runners(tmp_path_factory):
 @needs_lavapipe
 @pytest.mark.parametrize("name,bound", [("asin", 2), ("acos", 2), ("atan", 2), ("atan2", 3), ("fmod", 0), ("log", 1),
                                         ("log2", 2), ("log10", 2), ("log1p", 2), ("exp", 1), ("sinh", 3), ("cosh", 2),
-                                        ("tanh", 2), ("expm1", 2), ("cbrt", 1), ("rcbrt", 2)])
+                                        ("tanh", 2), ("expm1", 2), ("cbrt", 1), ("rcbrt", 2),
+                                        ("asinh", 3), ("acosh", 4), ("atanh", 3)])
 def test_within_cudas_bound_on_lavapipe(runners, name, bound):
     r = ma.measure(F[name], np.float32, {"vulkan": runners[np.float32]}, 1 << 13)["vulkan"]
     assert r["max_ulp"] <= bound, r["regions"]
@@ -160,3 +161,17 @@ def test_expm1_and_cube_roots_special_values(runners):
             want = ref(np.array(x, np.float32).astype(LD)).astype(np.float32)
             assert np.array_equal(got, want, equal_nan=True), (name, got, want)
             assert np.array_equal(np.signbit(got), np.signbit(want)), name
+
+
+@needs_lavapipe
+def test_inverse_hyperbolic_special_values(runners):
+    with np.errstate(all="ignore"):
+        for name, x, ref in (("asinh", [-0.0, np.inf, -np.inf, np.nan, 1e30, -3e-8], np.arcsinh),
+                             ("acosh", [1.0, 0.5, np.inf, np.nan, 1e30, 1.0000001], np.arccosh),
+                             ("atanh", [-0.0, 1.0, -1.0, 1.5, np.nan, 3e-8], np.arctanh)):
+            got = run(runners, name, x)
+            exact = ref(np.array(x, np.float32).astype(LD))
+            d = ma.ulp_distance(got, exact)          # 0 at the special values (NaN, infinities, zeros)
+            assert (d <= {"asinh": 3, "acosh": 4, "atanh": 3}[name]).all(), (name, got, d)
+            num = ~np.isnan(got)
+            assert np.array_equal(np.signbit(got[num]), np.signbit(exact.astype(np.float32)[num])), name

@@ -138,13 +138,35 @@ BODIES = {
              f"    return {_NEG.format('x')} ? -y : y;"),
     "rcbrt": ("float x",
               "return 1.0 / cuport_cbrt_float(x);"),
+    # fdlibm's formulas on the log and log1p helpers (GLSL's, from log and sqrt: 1e4 ulp near 0 on lavapipe, and
+    # x * x overflowing from 1.8e19)
+    "asinh": ("float x",
+              "float a = abs(x), r;\n"
+              "    if (isinf(a) || isnan(a)) return x;\n"
+              "    if (a > 268435456.0) r = cuport_log_float(a) + 6.9314718055994531e-01;\n"
+              "    else if (a > 2.0) r = cuport_log_float(2.0 * a + 1.0 / (sqrt(a * a + 1.0) + a));\n"
+              "    else { float t = a * a; r = cuport_log1p_float(a + t / (1.0 + sqrt(1.0 + t))); }\n"
+              f"    return {_NEG.format('x')} ? -r : r;"),
+    "acosh": ("float x",
+              "if (x < 1.0 || isnan(x)) return NAN;\n"
+              "    if (isinf(x)) return x;\n"
+              "    if (x > 268435456.0) return cuport_log_float(x) + 6.9314718055994531e-01;\n"
+              "    if (x > 2.0) return cuport_log_float(2.0 * x - 1.0 / (x + sqrt(x * x - 1.0)));\n"
+              "    float t = x - 1.0;\n"
+              "    return cuport_log1p_float(t + sqrt(2.0 * t + t * t));"),
+    "atanh": ("float x",
+              "float a = abs(x), r;\n"
+              "    if (!(a <= 1.0)) return NAN;\n"
+              "    if (a < 0.5) { float t = a + a; r = 0.5 * cuport_log1p_float(t + t * a / (1.0 - a)); }\n"
+              "    else r = 0.5 * cuport_log1p_float((a + a) / (1.0 - a));\n"
+              f"    return {_NEG.format('x')} ? -r : r;"),
 }
 # a helper that calls others: those are written first
 DEPENDS = {"log1p": ("log",), "sinh": ("exp",), "cosh": ("exp",), "tanh": ("exp",), "expm1": ("exp", "log"),
-           "rcbrt": ("cbrt",)}
+           "rcbrt": ("cbrt",), "asinh": ("log", "log1p"), "acosh": ("log", "log1p"), "atanh": ("log", "log1p")}
 # float only: their double rows stay refused (glsl_f64 = no) or are glsl_builtins.double_helper (log)
 FLOAT_ONLY = ("asin", "acos", "atan", "atan2", "log", "log2", "log10", "log1p", "exp", "expm1", "sinh", "cosh", "tanh",
-              "cbrt", "rcbrt")
+              "cbrt", "rcbrt", "asinh", "acosh", "atanh")
 
 
 def helper(target, em, base: str, ft, xs):
