@@ -19,7 +19,7 @@ def test_double_log_translates_with_a_helper():
     assert "frexp(x, e)" in s and "uint64BitsToDouble(0x7ff8000000000000UL)" in s
 
 
-def test_float_log_keeps_the_builtin_and_other_double_math_is_still_refused(tmp_path):
+def test_float_log_keeps_the_float_helper_and_other_double_math_is_still_refused(tmp_path):
     res = translate_text(tmp_path, "glsl", "__global__ void k(float *f, double *d) {\n  f[0] = logf(f[0]) + log(f[1]);\n"
                          "  d[0] = log2(d[0]);\n}\n")
     assert "k" in res.failed_kernels
@@ -27,7 +27,8 @@ def test_float_log_keeps_the_builtin_and_other_double_math_is_still_refused(tmp_
     assert d and d[0].row == 3 and "double-precision `log2`" in d[0].message
     res = translate_text(tmp_path, "glsl", "__global__ void k(float *f) {\n  f[0] = logf(f[0]) + log(f[1]);\n}\n",
                          name="f.cu")
-    assert "cuport_log_double" not in res.shaders["k"] and "log(f[0])" in res.shaders["k"]
+    # float log: the float helper (glsl_accurate.py, tests/test_glsl_accurate_math.py), not the double one
+    assert "cuport_log_double" not in res.shaders["k"] and "cuport_log_float(f[0])" in res.shaders["k"]
 
 
 def test_double_log_matches_numpy_on_lavapipe_and_pocl(monkeypatch):

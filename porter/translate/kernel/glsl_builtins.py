@@ -5,7 +5,7 @@ GlslTarget (glsl.py)."""
 from __future__ import annotations
 
 from porter.translate.kernel import ctype as ct
-from porter.translate.kernel import intrinsics
+from porter.translate.kernel import glsl_accurate, intrinsics
 from porter.translate.kernel.ctype import BOOL, F32, F64, I32, U32
 from porter.translate.kernel.shuffle_reach import reach, rewritten
 from porter.translate.kernel.target import E, PREC_UNARY
@@ -381,20 +381,16 @@ class GlslBuiltins:
     def math_helper(self, em, base, ft, xs, n) -> E:
         """CUDA math functions GLSL has no builtin for, with C's definitions (round: halfway away from zero,
         fmod: truncated quotient, copysign: the sign bit)."""
+        if base in glsl_accurate.BODIES:
+            return glsl_accurate.helper(self, em, base, ft, xs)
         tn = self.type_name(ft, em)
         bodies = {
             "round": "return trunc(x + (x < 0.0 ? -0.5 : 0.5));",
-            "fmod": "return x - y * trunc(x / y);",
             "copysign": "return (floatBitsToUint(y) >> 31) != 0u ? -abs(x) : abs(x);",
             "exp10": "return exp2(x * 3.3219280948873623);",
-            "log10": "return log2(x) * 0.30102999566398120;",
-            "cbrt": "return sign(x) * pow(abs(x), 1.0 / 3.0);",
-            "rcbrt": "return sign(x) / pow(abs(x), 1.0 / 3.0);",
             "hypot": "float m = max(abs(x), abs(y));\n    if (m == 0.0) return 0.0;\n"
                      "    float a = x / m, b = y / m;\n    return m * sqrt(a * a + b * b);",
             "fdim": "return x > y ? x - y : 0.0;",
-            "expm1": "return abs(x) < 1e-5 ? x + 0.5 * x * x : exp(x) - 1.0;",
-            "log1p": "float u = 1.0 + x;\n    return u == 1.0 ? x : log(u) * x / (u - 1.0);",
         }
         body = bodies[base]
         if ft == F64:

@@ -190,6 +190,77 @@ def _code(text: str, target: str) -> str:
     return f"`{text}`"
 
 
+def accuracy_results() -> Path:
+    """bench/math_accuracy.py's results, the measured table of the page (absent: the page has no such table)."""
+    return Path(__file__).resolve().parents[3] / "bench" / "results" / "math_accuracy.json"
+
+
+def _ulps(v) -> str:
+    return "inf" if v == float("inf") else f"{int(v)}" if v == int(v) else f"{v:g}"
+
+
+def _measured(entry: dict | None, bound) -> str:
+    """One backend's cell: the worst ulps (bold beyond CUDA's bound), its region and argument."""
+    if not entry:
+        return ""
+    if "refused" in entry:
+        return f"refused ({entry['refused'].split(':')[0]})"
+    worst = max(entry["regions"], key=lambda r: r["max_ulp"])
+    text = _ulps(entry["max_ulp"])
+    if entry["max_ulp"] > bound:
+        text = f"**{text}**"
+    if entry["max_ulp"] > 0:
+        text += f" ({worst['region']}: at {', '.join(worst['at'])})"
+    if entry["normal_max_ulp"] != entry["max_ulp"]:
+        text += f"; {_ulps(entry['normal_max_ulp'])} without subnormals"
+    return text
+
+
+def _accuracy_section() -> list[str]:
+    import json
+    path = accuracy_results()
+    if not path.exists():
+        return []
+    data = json.loads(path.read_text(encoding="utf-8"))
+    devices = data.get("devices", {})
+    out = ["", "## Measured accuracy (float and double math on lavapipe and PoCL)", "",
+           f"`{data['command']}` ({data['points_per_region']} arguments per region, regions named in "
+           "bench/results/math_accuracy.json; lavapipe: "
+           f"{devices.get('vulkan', '?')}, PoCL: {devices.get('opencl', '?')}). Each function is the translation "
+           "cuport writes for a one-line CUDA kernel (`y[i] = acosf(x[i])`): the builtin or the cuport helper of "
+           "its row. The error is CUDA's measure: the distance in ulps between the returned value and the "
+           "correctly rounded result (NumPy in long double, exact where the function is). *CUDA*: the maximum "
+           "of the Programming Guide's table (appendix \"Mathematical Functions\", default flags). *Vulkan "
+           "requires*: the spec's bound for the GLSL.std.450 instruction (\"Precision and Operation of SPIR-V "
+           "Instructions\"; a helper inherits its parts'). Bold: beyond CUDA's bound. *without subnormals*: "
+           "the worst where no argument or result is subnormal (Vulkan may flush them; CUDA keeps them without "
+           "-ftz).", "",
+           "| CUDA | CUDA, float | lavapipe, float | PoCL, float | Vulkan requires | CUDA, double | "
+           "lavapipe, double | PoCL, double |", "|---|---|---|---|---|---|---|---|"]
+    beyond, rows = {"builtin": [], "helper": []}, table()
+    for name, r in data["f32"].items():
+        d = data["f64"].get(name) or {}
+        out.append(f"| `{name}` | {r['cuda']} | {_cell(_measured(r.get('vulkan'), r['cuda']))} | "
+                   f"{_cell(_measured(r.get('opencl'), r['cuda']))} | {_cell(r['vulkan_bound'])} | "
+                   f"{d.get('cuda', '')} | {_cell(_measured(d.get('vulkan'), d.get('cuda', 0)))} | "
+                   f"{_cell(_measured(d.get('opencl'), d.get('cuda', 0)))} |")
+        v = r.get("vulkan") or {}
+        if v.get("normal_max_ulp", 0) > max(8, r["cuda"]):
+            regions = [g["region"] for g in v["regions"] if g.get("normal_max_ulp", 0) > max(8, r["cuda"])]
+            kind = "helper" if name in rows and rows[name].glsl == "helper" else "builtin"
+            beyond[kind].append(f"`{name}` ({', '.join(regions)})")
+    if beyond["builtin"]:
+        out += ["", "Far beyond CUDA's float bound on lavapipe (more than 8 ulps, subnormals aside), GLSL builtins, "
+                "in the regions named: " + ", ".join(beyond["builtin"]) + ". Vulkan allows these (its bounds are "
+                "loose or inherited from exp / log, intermediate overflow included; sin / cos are bounded only "
+                "inside [-pi, pi]); a kernel that relies on CUDA's accuracy there can differ from the original. "
+                "The worst argument of each region is in the JSON."]
+    if beyond["helper"]:
+        out += ["", "Far beyond CUDA's float bound on lavapipe, cuport helpers built on such builtins: "
+                + ", ".join(beyond["helper"]) + "."]
+    return out
+
+
 def render() -> str:
     rows = table().values()
     out = ["# Device math functions and intrinsics (GLSL, OpenCL)", "",
@@ -226,6 +297,7 @@ def render() -> str:
     for r in half_table().values():
         out.append(f"| `{r.cuda}` | {_cell(_code(r.glsl, 'glsl'))} | {_cell(_code(r.opencl, 'opencl'))} | "
                    f"{_cell(r.precision)} |")
+    out += _accuracy_section()
     out += ["", "## Integer intrinsics", "",
             "| CUDA | GLSL | OpenCL | precision |", "|---|---|---|---|"]
     for r in rows:
