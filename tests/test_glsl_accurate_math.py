@@ -37,6 +37,20 @@ def test_the_helpers_replace_the_builtins(tmp_path):
     assert " atan(" not in s and "trunc(x / y)" not in s
 
 
+def test_fast_intrinsics_and_fast_math_take_the_builtins(tmp_path):
+    # CUDA's __expf / __logf trade accuracy for speed, as --fast-math (nvcc's -use_fast_math) does for expf:
+    # GLSL's one-instruction builtins; without either, the accurate helpers. A function GLSL has no builtin for
+    # (log10, atan2 is GLSL's two-argument atan) keeps its helper either way
+    code = ("__global__ void k(float *a) {\n"
+            "  a[0] = __expf(a[1]) + __logf(a[2]) + expf(a[3]) + acosf(a[4]) + log10f(a[5]) + atan2f(a[6], a[7]);\n}\n")
+    s = translate_text(tmp_path, "glsl", code).shaders["k"]
+    assert "exp(a[1])" in s and "log(a[2])" in s
+    assert "cuport_exp_float(a[3])" in s and "cuport_acos_float(a[4])" in s and "cuport_log10_float(a[5])" in s
+    s = translate_text(tmp_path, "glsl", code, fast_math=True).shaders["k"]
+    assert "exp(a[3])" in s and "acos(a[4])" in s and "cuport_exp_float" not in s and "cuport_acos" not in s
+    assert "cuport_log10_float(a[5])" in s and "cuport_atan2_float(a[6], a[7])" in s
+
+
 def test_double_inverse_trigonometry_stays_refused_and_double_fmod_is_the_helper(tmp_path):
     res = translate_text(tmp_path, "glsl", "__global__ void k(double *a) {\n  a[0] = fmod(a[1], a[2]);\n"
                          "  a[3] = acos(a[4]);\n}\n")

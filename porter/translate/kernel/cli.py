@@ -47,6 +47,10 @@ def add_arguments(parser) -> None:
         help="glsl / opencl: do not check the outputs with glslangValidator / an OpenCL build")
     add("--float-atomics", dest="float_atomics", choices=("ext", "cas"), default="ext",
         help="glsl: float atomicAdd through GL_EXT_shader_atomic_float (ext, default) or a compare-and-swap loop")
+    add("--fast-math", dest="fast_math", action="store_true",
+        help="glsl: GLSL's own exp, log, log2, asin, acos, atan, sinh, cosh, tanh... (one instruction, as loose as "
+             "Vulkan allows: docs/intrinsics.md) instead of cuport's helpers within CUDA's ulp bounds, as nvcc's "
+             "-use_fast_math trades accuracy for speed. CUDA's __expf & co. always take the builtin")
     add("--opencl-subgroups", dest="opencl_subgroups", choices=("none", "khr"), default="none",
         help="opencl: warps as single work-items (none, default; OpenCL 1.2) or cl_khr_subgroups (khr)")
     add("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
@@ -137,6 +141,7 @@ def main(args) -> int:
                 print(f"cuport translate: note: {flags.note()}", file=sys.stderr)
     if target == "glsl":
         options["float_atomics"] = _opt(args, "float_atomics", "ext")
+        options["fast_math"] = _opt(args, "fast_math", False)
     else:
         options["subgroups"] = _opt(args, "opencl_subgroups", "none")
     if out == "-":

@@ -144,6 +144,7 @@ class GlslTarget(GlslBuiltins, Target):
     def __init__(self, **options):
         super().__init__(**options)
         self.float_atomics = options.get("float_atomics", "ext")
+        self.fast_math = bool(options.get("fast_math", False))
 
     # ------------------------------------------------------------------ kernel frame
     def begin_kernel(self, em):

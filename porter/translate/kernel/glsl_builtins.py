@@ -10,6 +10,10 @@ from porter.translate.kernel.ctype import BOOL, F32, F64, I32, U32
 from porter.translate.kernel.shuffle_reach import reach, rewritten
 from porter.translate.kernel.target import E, PREC_UNARY
 
+# math functions GLSL has as builtins that cuport replaces by accurate helpers (glsl_accurate.py): the builtin
+# is what CUDA's fast intrinsics and --fast-math get
+FAST_BUILTINS = frozenset("exp log log2 asin acos atan sinh cosh tanh asinh acosh atanh".split())
+
 
 SHUFFLES = {"__shfl_sync": "idx", "__shfl_up_sync": "up", "__shfl_down_sync": "down", "__shfl_xor_sync": "xor",
              "__shfl": "idx", "__shfl_up": "up", "__shfl_down": "down", "__shfl_xor": "xor"}
@@ -213,6 +217,10 @@ class GlslBuiltins:
             if ft == F64 and not hit.row.glsl_f64:
                 em.fail(n, f"double-precision `{name}` (GLSL has it for 32-bit floats only)")
             xs = [em.conv(em.x(a), ft) for a in args]
+            if hit.row.glsl == "helper" and ft == F32 and hit.base in FAST_BUILTINS and (
+                    self.fast_math or intrinsics.is_fast(name)):
+                # CUDA's __expf & co. (or --fast-math) trade accuracy for speed: GLSL's builtin is that trade
+                return E(intrinsics.spell(hit.base, [x.text for x in xs]), ft)
             if hit.row.glsl != "helper":
                 return E(intrinsics.spell(hit.row.glsl, [x.text for x in xs]), ft)
             return self.math_helper(em, hit.base, ft, xs, n)

@@ -102,6 +102,12 @@ def resolve(name: str, target: str) -> Resolved | None:
     return None
 
 
+def is_fast(name: str) -> bool:
+    """A CUDA fast intrinsic (`__expf`): its row says it trades accuracy for speed."""
+    r = table().get(name)
+    return r is not None and r.kind == "fast"
+
+
 def spell(spelling: str, args: list[str]) -> str:
     """A call with the spelling of a row: a function name, or a template with {0}, {1}..."""
     if "{" in spelling:
