@@ -232,6 +232,10 @@ class PointersMixin:
             view = dependent_operator(self, s)      # `(T *)p + k` kept as an unresolved operator call
             if view is not None and view.kind == "BINARY_OPERATOR":
                 return self.ptr(view)
+            fn = self._callee_fn(s)
+            if fn is not None and fn.body is not None and not fn.is_kernel and fn.node.kind != "CXX_METHOD":
+                from porter.translate.kernel import returned_pointers
+                return returned_pointers.call(self, fn, s)    # the offset it returns (returned_pointers.py)
             self.fail(s, f"a pointer returned by `{self.callee_name(s)}`")
         if k in ("INTEGER_LITERAL", "CXX_NULL_PTR_LITERAL_EXPR", "GNU_NULL_EXPR"):
             self.fail(s, "a null pointer")
