@@ -58,3 +58,38 @@ def test_returned_pointers_match_numpy_on_lavapipe_and_pocl(monkeypatch):
     ran = {(r.case, r.target, r.variant): r.status for r in results}
     assert set(ran.values()) == {"pass"}, [(r.case, r.target, r.variant, r.message) for r in results]
     assert len(ran) == 8 and {c for c, _t, _v in ran} == {"transpose2", "bytes_plus"}
+
+
+V3 = os.path.join(ROOT, "tests", "fixtures", "breadth", "vec3_views")
+
+
+def test_vec3_views_of_scalar_buffers_in_opencl():
+    res = translate_file(os.path.join(V3, "main.cu"), "opencl", validate=can_validate("opencl"))
+    assert not res.failed_kernels, res.failed_kernels
+    if can_validate("opencl"):
+        assert all(v["ok"] for v in res.extra["validation"].values()), res.extra["validation"]
+    # CUDA's 3-element layout through the packed struct; the buffers written in parentheses are not const
+    assert "(*((__global cuport_packed_uchar3*)((out) + px((out), pitch, r, c, 3u)))) = cuport_st_uchar3(v);" \
+        in res.text
+    assert "(*(out + i)) = 2.0f * in[i];" in res.text
+    assert len(re.findall(r"__global (?:uchar|float)\* out,", res.text)) == 3
+    assert "__global const uchar* in," in res.text
+
+
+def test_vec3_views_stay_refused_in_glsl():
+    res = translate_file(os.path.join(V3, "main.cu"), "glsl", validate=False)
+    errors = {(d.code, d.row, d.column) for d in res.diagnostics if d.severity == "error"}
+    assert errors == {("CP907", 17, 8), ("CP907", 23, 17)}, errors
+    assert all("a 3-vector whose size differs" in res.failed_kernels[k] for k in ("to_rgb", "spread3"))
+    assert set(res.shaders) == {"doubled"}                  # the parenthesised write alone translates
+
+
+def test_vec3_views_match_numpy_on_pocl():
+    if opencl_context() is None:
+        pytest.skip("PoCL not available")
+    from porter.verify.runner import Runner
+    from porter.verify.spec import load_spec
+    results = Runner(["opencl"], jobs=1).run(load_spec(os.path.join(V3, "verify_spec.py")))
+    ran = {r.case: r.status for r in results}
+    assert ran == {"to_rgb": "pass", "spread3": "pass", "doubled": "pass"}, \
+        [(r.case, r.message) for r in results]

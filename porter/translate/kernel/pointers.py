@@ -314,7 +314,11 @@ class PointersMixin:
                 why = "between unrelated struct layouts" if old.kind == new.kind == "struct" else f"of `{t}`"
             elif t.kind not in ("scalar", "vector") or (t.kind == "scalar" and t.is_bool):
                 why = f"of `{t}`"
-            elif t.kind == "vector" and t.n == 3:
+            elif t.kind == "vector" and t.n == 3 and not (
+                    # OpenCL: three elements of a buffer of the vector's scalar, read and written as CUDA's
+                    # packed layout (opencl_vec3.py: a global place of the 3-vector type is packed)
+                    self.t.native_pointers and root.space == "global" and t is new and
+                    old.kind == "scalar" and new.elem.unqualified() == old):
                 why = f"as `{t}`, a 3-vector whose size differs between CUDA and the target"
             if why:
                 self.fail(s, f"a pointer cast `{s.text}` (reinterpreting memory {why})")
