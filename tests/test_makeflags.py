@@ -119,3 +119,25 @@ def test_verify_without_a_makefile_flag_finds_no_kernel(tmp_path):
     for f in ("main.cu", "gpu.cuh"):
         (tmp_path / f).write_text(open(os.path.join(PROG, f)).read())
     assert derive_file(str(tmp_path / "main.cu")) == []
+
+
+def test_verify_derives_past_an_error_in_a_header_the_makefile_finds(tmp_path):
+    """an error in a header found through the Makefile's -I has no offset in the kernel's file (recursiveGaussian's
+    ../boxfilter-sycl/shrUtils.h): the kernel still derives"""
+    from porter.verify.derive import derive_file
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "prog").mkdir()
+    (tmp_path / "lib" / "bad.h").write_text("#pragma once\ninline void pause() { no_such_function(); }\n")
+    (tmp_path / "prog" / "Makefile").write_text("CFLAGS = -I../lib\n")
+    (tmp_path / "prog" / "main.cu").write_text(
+        '#include "bad.h"\n'
+        "__global__ void twice(float *x, int n) {\n"
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "  if (i < n) x[i] *= 2.f;\n"
+        "}\n"
+        "int main() {\n  int n = 1000;\n  float *x;\n  cudaMalloc(&x, n * sizeof(float));\n"
+        "  twice<<<(n + 255) / 256, 256>>>(x, n);\n  return 0;\n}\n")
+    ds = derive_file(str(tmp_path / "prog" / "main.cu"))
+    assert [d.kernel for d in ds] == ["twice"]
+    assert not ds[0].problems, ds[0].problems
+    assert ds[0].as_dict()["translate"]["include_dirs"] == [str(tmp_path / "lib")]

@@ -163,7 +163,9 @@ def derive_kernel(model, fn, inst=None, host=None, hosts=None) -> Derived:
     name = f"{fn.name}<{inst.label}>" if inst is not None else fn.name
     d = Derived(model.path, name, _line(model, fn.node))
     kmodel, model = model, host or model
-    broken = [e for e in getattr(kmodel, "errors", []) if fn.node.start <= e.offset < fn.node.end and
+    # an error in a header the Makefile's -I brings in has no offset in this file
+    broken = [e for e in getattr(kmodel, "errors", []) if e.offset is not None and
+              fn.node.start <= e.offset < fn.node.end and
               (not e.file or Path(e.file).name == Path(kmodel.path).name)]
     if broken:                          # `fp *x` with fp's typedef out of sight is read as int: nothing to trust
         e = broken[0]
