@@ -5,6 +5,14 @@ checkout that is never committed), run as a new user would: `cuport translate --
     .venv/bin/python bench/breadth.py HECBENCH_PATH [--programs N] [--to glsl,opencl] [--timeout 120]
                                       [-j 1] [--json bench/results/breadth.json] [--markdown]
 
+HECBENCH_PATH holds src/<prog>-cuda and the sibling directories the programs' Makefiles name with -I
+(`-I../debayer-sycl`); without them those headers are missing and the kernels using them are refused. Extract
+the lists' programs with their siblings from a HeCBench git directory (bench/hec_extract.py; revision f27000a5
+is the one the results in bench/results/ were taken at):
+
+    .venv/bin/python bench/hec_extract.py GIT_DIR /tmp/hec10 bench/breadth_programs*.txt --rev f27000a5
+    .venv/bin/python bench/breadth.py /tmp/hec10 --list bench/breadth_programs.txt ...
+
 Per program and target: kernels found (unique `__global__` names in any file of the program, headers included),
 translated (an output was produced: written, or rejected by the validator), valid (written: the translators
 validate by default and drop what glslangValidator/spirv-val or the PoCL build rejects), refused grouped by

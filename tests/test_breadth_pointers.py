@@ -118,7 +118,7 @@ def test_refused_casts_name_their_line(target):
         assert hits and hits[0].severity == "error", (row, code, frag, [(d.row, d.message) for d in res.diagnostics])
     assert len(res.failed_kernels) == len(exp)
     if target == "opencl":     # OpenCL C casts these itself
-        assert outputs(res) == {"unaligned_offset", "vector_and_bits", "three_widths", "odd_stride"}
+        assert outputs(res) == {"unaligned_offset", "vector_and_bits", "three_widths", "odd_stride", "three_vector"}
         assert "((__global float2*)out)[i] = (float2)(5.0f, 6.0f);" in res.text
         if res.extra.get("validation"):
             assert all(v["ok"] for v in res.extra["validation"].values())

@@ -90,3 +90,54 @@ def test_translate_uses_the_makefile(target, tmp_path):
     assert "Makefile" not in r.stderr
     assert "gpu.cuh:2:17: CP000 [error] kernel `scale` not translated" in r.stderr
     assert "gpu.cuh:5:33: CP000 [error] unknown name `SCALE_BY`" in r.stderr
+
+
+def test_verify_derives_and_translates_with_the_makefile(monkeypatch):
+    """`cuport verify main.cu` reads the program as `cuport translate` does: the kernel main.cu includes under the
+    Makefile's -DUSE_GPU derives, and its case carries the flags the translation needs (SCALE_BY via -I../lib)."""
+    from porter.verify.derive import derive_file
+    ds = derive_file(os.path.join(PROG, "main.cu"))
+    assert [d.kernel for d in ds] == ["scale"]
+    case = ds[0].as_dict(portability_fixes=True)
+    assert case["translate"] == {"include_dirs": [os.path.join(FIX, "lib")], "defines": ["USE_GPU"]}
+    icd = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
+    from porter.translate.kernel.validate import opencl_context, tool
+    if not os.path.exists(icd) or opencl_context() is None or tool("glslangValidator") is None:
+        pytest.skip("lavapipe / PoCL / glslang not available")
+    r = cuport("verify", os.path.join(PROG, "main.cu"), "--kernels", "scale", "--portability-fixes",
+               "--targets", "vulkan,opencl", "-j", "1", "--output-format", "json")
+    assert r.returncode == 0, r.stderr
+    import json
+    got = {(x["target"], x["variant"]): x["status"] for x in json.loads(r.stdout)["results"]}
+    assert got == {("vulkan", "sg4"): "pass", ("vulkan", "sg8"): "pass", ("vulkan", "sg16"): "pass",
+                   ("opencl", "-"): "pass"}, r.stdout[-2000:]
+
+
+def test_verify_without_a_makefile_flag_finds_no_kernel(tmp_path):
+    """the negative: the same program with no Makefile beside it has no kernel under `#ifdef USE_GPU`"""
+    from porter.verify.derive import derive_file
+    for f in ("main.cu", "gpu.cuh"):
+        (tmp_path / f).write_text(open(os.path.join(PROG, f)).read())
+    assert derive_file(str(tmp_path / "main.cu")) == []
+
+
+def test_verify_derives_past_an_error_in_a_header_the_makefile_finds(tmp_path):
+    """an error in a header found through the Makefile's -I has no offset in the kernel's file (recursiveGaussian's
+    ../boxfilter-sycl/shrUtils.h): the kernel still derives"""
+    from porter.verify.derive import derive_file
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "prog").mkdir()
+    (tmp_path / "lib" / "bad.h").write_text("#pragma once\ninline void pause() { no_such_function(); }\n")
+    (tmp_path / "prog" / "Makefile").write_text("CFLAGS = -I../lib\n")
+    (tmp_path / "prog" / "main.cu").write_text(
+        '#include "bad.h"\n'
+        "__global__ void twice(float *x, int n) {\n"
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "  if (i < n) x[i] *= 2.f;\n"
+        "}\n"
+        "int main() {\n  int n = 1000;\n  float *x;\n  cudaMalloc(&x, n * sizeof(float));\n"
+        "  twice<<<(n + 255) / 256, 256>>>(x, n);\n  return 0;\n}\n")
+    ds = derive_file(str(tmp_path / "prog" / "main.cu"))
+    assert [d.kernel for d in ds] == ["twice"]
+    assert not ds[0].problems, ds[0].problems
+    assert ds[0].as_dict()["translate"]["include_dirs"] == [str(tmp_path / "lib")]

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from porter.analysis.launch import const_int
 from porter.frontend.lexer import split_top_level
 from porter.frontend.model import template_arguments
+from porter.translate import class_launches
 
 _LAUNCH = re.compile(r"^\s*(?:::)?(\w+)\s*(<(?P<targs>.*)>)?\s*<<<", re.S)
 
@@ -123,6 +124,54 @@ def host_template_instances(model, fn, kernel_params, envs: list | None = None) 
                 out.append(args)
                 if envs is not None:
                     envs.append((host, ls, env))
+    return out
+
+
+def class_template_instances(model, fn, kernel_params) -> list[tuple[dict, tuple]]:
+    """[({kernel template parameter: value}, (launch site, {class template parameter: value}))] for the
+    launches of `fn` inside the member functions of a class template (class_launches.py), one per instantiation
+    of the class found in the program: the launch's template arguments as written, else deduced from its
+    arguments' types with the class's parameters substituted."""
+    out = []
+    text = None
+    for ls in model.launches:
+        host = ls.function
+        if host is None or ls.kernel not in ("", fn.name):
+            continue
+        cls = class_launches.class_template_of(host)
+        if cls is None:
+            continue
+        parsed = launch_kernel_text(model, ls, fn.name)
+        if parsed is None or parsed[0] != fn.name:
+            continue
+        cparams = [p[0] for p in class_launches.class_params(cls)]
+        kargs = parsed[1]
+        deduce = not kargs and kernel_params
+        if not deduce and not _defaults_complete(kernel_params, len(kargs)):
+            continue
+        if text is None:
+            text = _program_text(model)
+        local = local_constants(model, ls.node, host.node)
+        try:
+            types = [class_launches.arg_type(a._cursor, cparams) for a in ls.args] if deduce else []
+        except Exception:               # a cursor of a released or partial tree: no instance from it
+            continue
+        envs = class_launches.class_instantiations(model, cls, text, lambda t: _value_of(model, t),
+                                                   lambda t: canonical_type(model, fn, t))
+        for env in envs:
+            if deduce:
+                kargs = _deduce_from_types(fn, [_substitute(t, env) for t in types],
+                                           [p[0] for p in kernel_params if p[0]])
+                if kargs is None:
+                    continue
+            args = {}
+            for (name, kind, _d), a in zip(kernel_params, kargs):
+                a = _substitute(_substitute(a, local), env)
+                args[name] = a if kind == "type" else (a if isinstance(a, int) else _value_of(model, a))
+            args = _fill_defaults(model, fn, kernel_params, args)
+            if args is not None and all(v is not None for v in args.values()) and \
+                    not any(re.search(r"\b%s\b" % re.escape(c), str(v)) for c in cparams for v in args.values()):
+                out.append((args, (ls, env)))
     return out
 
 
@@ -560,6 +609,8 @@ def instances(model, fn, defines: dict | None = None, other_texts=()) -> list[In
     envs: list = []
     for args, (_h, ls, env) in zip(host_template_instances(model, fn, params, envs), envs):
         add(args, "host template", host=(ls, env))               # launches inside templated host functions
+    for args, host in class_template_instances(model, fn, params):
+        add(args, "host template", host=host)                   # launches in a class template's methods
     for args in _other_file_launches(fn, params, other_texts):   # launches in another input of the run
         args = _fill_defaults(model, fn, params, args)
         if args is not None and all(v is not None for v in args.values()):

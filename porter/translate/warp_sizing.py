@@ -264,9 +264,64 @@ def plan(em) -> Plan | None:
                 pl.handled.append(s.node)
                 pl.report.append({"array": s.name, "dimension": d, "cuda_size": size, "size": MAX_WARP,
                                   "indexed_by": "lane id", "max_subgroup_size": MAX_WARP})
+        _through_pointer(em, s, starts)
+    _global_warp_ids(em, fns)
     if (pl.arrays or pl.extern_slots) and em.t.name == "glsl":
         em.min_subgroup = max(em.min_subgroup or 0, mw)
     return pl
+
+
+def _global_warp_ids(em, fns):
+    """`blockIdx.x * WARPS + threadIdx.x / warpSize` with WARPS a constant: a global warp id that counts the
+    warps of 32 lanes a block has (bmf's `WARPSPERBLOCK` of a `WARPSPERBLOCK * 32` block). With narrower
+    subgroups a block has more warps and the ids of neighbouring blocks overlap (rows done twice, others never):
+    refused (CP104) at the expression. `blockIdx.x * (blockDim.x / warpSize) + ...` is not a constant count."""
+    an, model = em.an, em.model
+    for f in fns.values():
+        if f.body is None:
+            continue
+        for n in model.kind_in(f.body, "BINARY_OPERATOR"):
+            if n.op != "+" or len(n.children) != 2:
+                continue
+            for a, b in (n.children, n.children[::-1]):
+                k = warp_index_kind(an, _strip(a))
+                if k is None or k[0] != "warp":
+                    continue
+                x, count = _scaled(b)
+                if count is None or count == 1 or int_value(x) is not None or \
+                        not re.search(r"\bblockIdx\b", x.text):
+                    continue
+                em.fail(n, f"the warp id `{_short(n, 70)}` counts {count} warps of 32 lanes per block; subgroups "
+                           f"here can be as narrow as {_min_warp(em)} lane(s), so a block has more warps and the "
+                           "ids of neighbouring blocks overlap: count them with `blockDim.x / warpSize`",
+                        code="CP104")
+
+
+def _through_pointer(em, s, starts):
+    """A shared array handed to a device function whose pointer parameter is indexed by a warp id there
+    (`blockReduceSum(v, part)` writing `part[threadIdx.x / warpSize]`): per-warp storage that the resizing
+    and the slot-loop rewriting above, which follow the array's own name, never see; with subgroups
+    narrower than 32 lanes its writes run past it. Refused (CP104) at the call."""
+    an, model = em.an, em.model
+    for ref in model.refs_to(s.node):
+        if not any(a <= ref.start < b for a, b in starts):
+            continue
+        cur, p = ref, ref.parent
+        while p is not None and p.kind in ("PAREN_EXPR", "UNEXPOSED_EXPR"):
+            cur, p = p, p.parent
+        if p is None or p.kind != "CALL_EXPR":
+            continue
+        args = p.args()
+        pos = next((i for i, a in enumerate(args) if a is cur), None)
+        callee = function_by_call(model, p)
+        if pos is None or callee is None or callee.body is None or pos >= len(callee.params):
+            continue
+        param = callee.params[pos]
+        for acc, idx in array_subscripts(model, param.node):
+            k = warp_index_kind(an, _decompose(an, idx[0])[0])
+            if k is not None and k[0] == "warp":
+                _refuse(em, p, s, f"`{callee.name}` indexes it through its parameter `{param.name}` by a warp id "
+                                  f"(`{_short(acc)}`), where its slots cannot be followed")
 
 
 def _extern_per_warp(em, pl, s, starts):

@@ -45,7 +45,7 @@ from porter.verify.derive_sizes import (HEURISTIC_BLOCK, HEURISTIC_SIZE, Underiv
                                         _through_wrappers, _tidy, _unreached, _wrapper_block, _zeroed)
 from porter.verify.derive_types import (_BYTES, _canon, _dtype, _flat_pointee, _flat_record, _subst, named_type,
                                         resolved_arg)
-from porter.verify.derive_units import _Hosts, _remapped, _remapped_line, _unit_model
+from porter.verify.derive_units import _Hosts, _remapped, _remapped_line, _unit_model, program_flags
 
 DIFF_TOL = {"f32": (1e-4, 1e-5), "f64": (1e-10, 1e-12),   # translations against each other (sum order differs)
             "f16": (1e-2, 1e-3)}                           # half: one rounding of 2^-11 apart
@@ -99,6 +99,12 @@ class Derived:
                                                    for t in re.findall(r":\s*(\w+)", text)}
         return sorted(c for c in codes if c in DIFF_TOL)
 
+    def _flags(self) -> dict:
+        """The program's Makefile -I / -D (derive_units.program_flags): the translation reads the file as the
+        derivation did."""
+        dirs, defines = program_flags(self.path)
+        return {**({"include_dirs": dirs} if dirs else {}), **({"defines": defines} if defines else {})}
+
     def as_dict(self, portability_fixes: bool = False) -> dict:
         """The JSON a worker rebuilds the Case from (case_from_dict)."""
         return {"path": str(Path(self.path).resolve()), "kernel": self.kernel, "signature": self.signature,
@@ -106,7 +112,7 @@ class Derived:
                 "init": {p.name: list(p.init) for p in self.params if p.init},
                 "tol": {t: DIFF_TOL[t] for t in self.tol_dtypes()}, "structs": dict(self.structs),
                 **({"alias": dict(self.alias)} if self.alias else {}),
-                "translate": {} if portability_fixes else {"portability_fixes": False},
+                "translate": {**({} if portability_fixes else {"portability_fixes": False}), **self._flags()},
                 **({"unordered": list(self.unordered)} if self.unordered else {})}
 
 
@@ -157,7 +163,9 @@ def derive_kernel(model, fn, inst=None, host=None, hosts=None) -> Derived:
     name = f"{fn.name}<{inst.label}>" if inst is not None else fn.name
     d = Derived(model.path, name, _line(model, fn.node))
     kmodel, model = model, host or model
-    broken = [e for e in getattr(kmodel, "errors", []) if fn.node.start <= e.offset < fn.node.end and
+    # an error in a header the Makefile's -I brings in has no offset in this file
+    broken = [e for e in getattr(kmodel, "errors", []) if e.offset is not None and
+              fn.node.start <= e.offset < fn.node.end and
               (not e.file or Path(e.file).name == Path(kmodel.path).name)]
     if broken:                          # `fp *x` with fp's typedef out of sight is read as int: nothing to trust
         e = broken[0]

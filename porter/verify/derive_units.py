@@ -7,6 +7,17 @@ import re
 from pathlib import Path
 
 
+def program_flags(path: str) -> tuple[list, list]:
+    """(include dirs, defines) of the program's Makefile (frontend/makeflags.py), as `cuport translate` reads
+    them: bmf's main.cu includes its kernels under the Makefile's `-DUSE_GPU`."""
+    from porter.frontend.makeflags import find_makefile, read_makefile
+    mk = find_makefile(path)
+    if not mk:
+        return [], []
+    flags = read_makefile(mk)
+    return list(flags.include_dirs), list(flags.defines)
+
+
 def _unit_model(path: str):
     """(model, LineMap or None) of a file with the project headers it includes inlined, as the translators read
     it (translate/kernel/units.py): kernels defined in `kernel.h` / `*.cuh` derive with the file that
@@ -15,8 +26,9 @@ def _unit_model(path: str):
     from porter.frontend.parse import ParseOptions
     from porter.source import read_source
     from porter.translate.kernel.units import inline_headers
-    src, lines = inline_headers(read_source(path))
-    return build_model(src, ParseOptions(full_model=True)), lines
+    dirs, defines = program_flags(path)
+    src, lines = inline_headers(read_source(path), dirs)
+    return build_model(src, ParseOptions(full_model=True, include_dirs=dirs, defines=defines)), lines
 
 
 def _remapped_line(lines, row: int) -> int:
@@ -203,7 +215,9 @@ class _Hosts:
             from porter.frontend.parse import ParseOptions
             from porter.source import read_source
             try:
-                self.models[f] = build_model(read_source(str(f)), ParseOptions(full_model=True))
+                dirs, defines = program_flags(str(f))
+                self.models[f] = build_model(read_source(str(f)), ParseOptions(full_model=True, include_dirs=dirs,
+                                                                               defines=defines))
             except Exception:            # the other file does not parse: no launch from it
                 self.models[f] = None
         return self.models[f]

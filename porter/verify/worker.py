@@ -53,7 +53,9 @@ def translation(case, target: str) -> tuple[str, dict | None]:
     opts = dict(case.translate)
     opts.update(getattr(load(target), "TRANSLATE_OPTIONS", {}))
     if api.TARGETS[lang].kernel and case.defines:
-        opts["defines"] = [k if v is None else f"{k}={v}" for k, v in case.defines.items()]
+        # after the program's own (a derived case's Makefile -D in `translate`): the case's win
+        opts["defines"] = list(opts.get("defines") or []) + \
+            [k if v is None else f"{k}={v}" for k, v in case.defines.items()]
     try:
         res = api.translate_file(str(case.source_path), lang, **opts)
     except ModuleNotFoundError as e:

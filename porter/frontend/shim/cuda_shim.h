@@ -248,6 +248,8 @@ int fprintf(void *, const char *, ...);
 int sprintf(char *, const char *, ...);
 int snprintf(char *, size_t, const char *, ...);
 int puts(const char *);
+int getchar(void);
+int fflush(void *);
 void *malloc(size_t);
 void *calloc(size_t, size_t);
 void *realloc(void *, size_t);

@@ -12,6 +12,7 @@ from porter.translate.kernel import halfprec
 from porter.translate.kernel import methods
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import refs
+from porter.translate.kernel import returned_pointers
 from porter.translate.kernel import static_members
 from porter.translate.kernel import struct_params
 from porter.translate.kernel import traits
@@ -418,7 +419,10 @@ class CallsMixin:
         cs = result_type_spelling(fn.node) or rs
         fr.ret = self.parse_type(cs if "type-parameter" not in cs else rs, subst) if ctor is None else ctor
         if fr.ret.kind == "pointer":
-            self.fail(fn.node, f"device function `{fn.name}` returning a pointer")
+            if not returned_pointers.wanted(self, fn):
+                self.fail(fn.node, f"device function `{fn.name}` returning a pointer")
+            fr.returns_pointer, fr.ret = True, I32       # the offset into the parameter it returns
+
         refs.check_return(self, fn, fr.ret)
         params = []
         for kind, p, v, off, pt, _a in binds:

@@ -80,8 +80,8 @@ class ExpressionsMixin:
             self.consts[ident] = (self.t.literal(v, t, self), t, v)
         return E(ident, t, lit=None)
 
-    def x_PAREN_EXPR(self, n):
-        e = self.x(n.children[-1])
+    def x_PAREN_EXPR(self, n, mode="r"):
+        e = self.x(n.children[-1], mode)        # `(*p) = v`: the write reaches p's buffer
         return E(f"({e.text})", e.ct, PREC_PRIMARY, e.tt, e.lit)
 
     def x_INTEGER_LITERAL(self, n):

@@ -530,6 +530,15 @@ class OpenclTarget(OpenclBuiltins, Target):
             c = em.cond(n.children[0])
             a, b = self.native(em, n.children[1]), self.native(em, n.children[2])
             return E(f"{c.paren(12)} ? {a.paren(14)} : {b.paren(13)}", t, 13)
+        if k == "CALL_EXPR":
+            fn = em._callee_fn(n)
+            if fn is not None and fn.body is not None and not fn.is_kernel and fn.node.kind != "CXX_METHOD":
+                # a device function returning a pointer into an argument: the argument moved by the offset it
+                # returns (returned_pointers.py)
+                from porter.translate.kernel import returned_pointers
+                idx, off = returned_pointers.offset(em, fn, n)
+                a = self.native(em, em.call_args(n)[idx])
+                return E(f"{a.paren(4)} + {off.paren(3)}", t, 4)
         em.fail(n, f"the pointer expression `{n.text}`")
 
     def pointer_value(self, em, n, ptr) -> E:

@@ -238,6 +238,10 @@ class PointersMixin:
             view = dependent_operator(self, s)      # `(T *)p + k` kept as an unresolved operator call
             if view is not None and view.kind == "BINARY_OPERATOR":
                 return self.ptr(view)
+            fn = self._callee_fn(s)
+            if fn is not None and fn.body is not None and not fn.is_kernel and fn.node.kind != "CXX_METHOD":
+                from porter.translate.kernel import returned_pointers
+                return returned_pointers.call(self, fn, s)    # the offset it returns (returned_pointers.py)
             self.fail(s, f"a pointer returned by `{self.callee_name(s)}`")
         if k in ("INTEGER_LITERAL", "CXX_NULL_PTR_LITERAL_EXPR", "GNU_NULL_EXPR"):
             self.fail(s, "a null pointer")
@@ -323,7 +327,11 @@ class PointersMixin:
                 why = "between unrelated struct layouts" if old.kind == new.kind == "struct" else f"of `{t}`"
             elif t.kind not in ("scalar", "vector") or (t.kind == "scalar" and t.is_bool):
                 why = f"of `{t}`"
-            elif t.kind == "vector" and t.n == 3:
+            elif t.kind == "vector" and t.n == 3 and not (
+                    # OpenCL: three elements of a buffer of the vector's scalar, read and written as CUDA's
+                    # packed layout (opencl_vec3.py: a global place of the 3-vector type is packed)
+                    self.t.native_pointers and root.space == "global" and t is new and
+                    old.kind == "scalar" and new.elem.unqualified() == old):
                 why = f"as `{t}`, a 3-vector whose size differs between CUDA and the target"
             if why:
                 self.fail(s, f"a pointer cast `{s.text}` (reinterpreting memory {why})")

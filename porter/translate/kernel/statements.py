@@ -8,6 +8,7 @@ from porter.translate import warp_sizing
 from porter.translate.kernel import const_if
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import final_warp
+from porter.translate.kernel import returned_pointers
 from porter.translate.kernel.ctype import F32, F64
 from porter.translate.kernel.target import PREC_ASSIGN, PREC_COND, PREC_UNARY, wrap
 from porter.translate.kernel.typeinfo import NON_EXPR, SIDE_EFFECT_FREE_CALLS, ptrlike
@@ -126,6 +127,9 @@ class StatementsMixin:
         if fr.is_kernel:
             self.emit(self.x(n.children[0]).text + ";")
             self.emit("return;")
+            return
+        if getattr(fr, "returns_pointer", False):
+            returned_pointers.return_stmt(self, n)
             return
         if fr.ret.kind == "pointer":
             self.fail(n, "a device function returning a pointer")

@@ -19,7 +19,7 @@ CASTS = ("CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR", "CXX_FUNCTIONAL_CAST_EXPR",
 COMPARE = ("<", ">", "<=", ">=", "==", "!=")
 SIDE_EFFECT_FREE_CALLS = re.compile(r"^(__)?(sqrt|rsqrt|exp|exp2|log|log2|sin|cos|tan|fabs|fmin|fmax|fma|min|max|"
                                      r"abs|floor|ceil|pow)f?$")
-MODE_KINDS = {"DECL_REF_EXPR", "MEMBER_REF_EXPR", "ARRAY_SUBSCRIPT_EXPR", "UNARY_OPERATOR",
+MODE_KINDS = {"PAREN_EXPR", "DECL_REF_EXPR", "MEMBER_REF_EXPR", "ARRAY_SUBSCRIPT_EXPR", "UNARY_OPERATOR",
                "BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR"}
 def ptrlike(t: CType) -> bool:
     return t is not None and t.kind in ("pointer", "array")
