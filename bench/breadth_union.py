@@ -1,5 +1,6 @@
 """Kernels verified one way or the other: the CPU pair (lavapipe at subgroups 4/8/16 and PoCL agreeing, breadth.py
 --verify) or the CUDA original on a GPU (bench/gpu/breadth_gpu.sh: NVRTC vs the GLSL on the NVIDIA driver).
+A kernel the notes' "_veto" names (bench/breadth_verify_notes.json: a race found in the original) never counts.
 A kernel whose case Oclgrind finds out of bounds on the CPU does not count even where the GPU agrees: CUDA read the
 same addresses, so the agreement proves nothing. Nor does one whose CPU runs changed between two runs with the same
 inputs (nondeterministic: a race the translations keep from the original, such as myocyte's two blocks writing
@@ -41,17 +42,34 @@ def latest(paths: list[str]) -> dict:
     return {(p, k): v for p, ks in merged.items() for k, v in ks.items()}
 
 
+NOTES = __import__("os").path.join(__import__("os").path.dirname(__import__("os").path.abspath(__file__)),
+                                   "breadth_verify_notes.json")
+
+
+def known_wrong(path: str = NOTES) -> dict:
+    """{(program, kernel): why} of kernels whose agreement proves nothing by what an investigation found (the
+    notes' "_veto": a race in the original that one run may or may not show)."""
+    try:
+        veto = json.load(open(path)).get("_veto", {})
+    except (OSError, ValueError):
+        return {}
+    return {tuple(k.split("/", 1)): v for k, v in veto.items()}
+
+
 def vetoed(row) -> bool:
     """A CPU row that makes a GPU agreement prove nothing: the case out of bounds, or the runs nondeterministic."""
     return row is not None and (row[0] == "nondeterministic" or
                                 row[0] == "failed" and row[1].startswith("out of bounds under the derived sizes"))
 
 
-def union(cpu: dict, gpu: dict) -> dict:
+def union(cpu: dict, gpu: dict, veto: dict | None = None) -> dict:
     """{(program, kernel): how it is verified: "cpu", "gpu", "both" or the reason it is not}."""
     out = {}
     for key in sorted(set(cpu) | set(gpu)):
         c, g = cpu.get(key), gpu.get(key)
+        if veto and key in veto:
+            out[key] = f"vetoed: {veto[key][:100]}"
+            continue
         c_ok = c is not None and c[0] == "agree"
         g_ok = g is not None and g[0] == "agree" and not vetoed(c)
         out[key] = "both" if c_ok and g_ok else "cpu" if c_ok else "gpu" if g_ok else \
@@ -66,7 +84,7 @@ def main(argv=None) -> int:
     ap.add_argument("--list", action="store_true", help="list the kernels not verified, with both rows")
     args = ap.parse_args(argv)
     cpu, gpu = latest(args.cpu), latest(args.gpu)
-    u = union(cpu, gpu)
+    u = union(cpu, gpu, known_wrong())
     how = collections.Counter(v if v in ("cpu", "gpu", "both") else "not verified" for v in u.values())
     ok = how["cpu"] + how["gpu"] + how["both"]
     print(f"kernels with a verify row: {len(u)} (CPU {len(cpu)}, GPU {len(gpu)}); verified: {ok} "

@@ -430,3 +430,21 @@ def test_union_counts_either_side_but_not_a_gpu_agreement_on_a_case_out_of_bound
     assert got[("q", "c")].startswith("CPU: disagree d | GPU: failed")  # the log's row replaced the JSON's
     assert got[("t", "e")] == "cpu" and len(got) == 6        # t: not verified in the later CPU run: kept
     assert got[("t", "f")].startswith("CPU: nondeterministic")         # one agreeing GPU run of a race: luck
+
+
+def test_union_never_counts_a_kernel_the_notes_veto(tmp_path):
+    # myocyte: a race found in the original; one CPU round saw it change between runs, the next did not, and the
+    # GPU agreed: the notes' "_veto" keeps it from counting whatever the runs say
+    u = _union_module()
+    notes = tmp_path / "notes.json"
+    notes.write_text(json.dumps({"_veto": {"m-cuda/kernel": "a race in the original"}, "m-cuda/other": "x"}))
+    veto = u.known_wrong(str(notes))
+    assert veto == {("m-cuda", "kernel"): "a race in the original"}
+    assert u.known_wrong(str(tmp_path / "missing.json")) == {}
+    cpu = {("m-cuda", "kernel"): ("disagree", "NaN vs 3.2"), ("m-cuda", "other"): ("agree", "")}
+    gpu = {("m-cuda", "kernel"): ("agree", "")}
+    assert u.union(cpu, gpu)[("m-cuda", "kernel")] == "gpu"            # without the veto it would count
+    got = u.union(cpu, gpu, veto)
+    assert got[("m-cuda", "kernel")] == "vetoed: a race in the original" and got[("m-cuda", "other")] == "cpu"
+    shipped = u.known_wrong()                                           # the repository's own notes
+    assert ("myocyte-cuda", "kernel") in shipped
