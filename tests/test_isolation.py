@@ -435,3 +435,15 @@ def test_memory_limit_counts_what_the_file_costs_not_the_parents_pages():
     assert out[0] == "rested" and out[2] == 4, out
     assert out[1].kind == "memory"                         # what the file itself allocates still counts
     del ballast
+
+
+def test_a_crash_under_a_big_parent_is_a_crash_not_memory():
+    # a forked worker's peak RSS counts the pages it shares with its parent: under the full test suite's parent
+    # (300+ MB) a segfault had been reported as "out of memory"; what the file cost is the peak less that base
+    from types import SimpleNamespace
+    status = signal.SIGSEGV                     # waitpid's status of a death by SIGSEGV (no core dump)
+    usage = SimpleNamespace(ru_maxrss=450 * 1024)   # KiB
+    limits = isolate.Limits(timeout=2, memory_mib=300)
+    assert isolate._death(status, usage, limits, base=400.0).kind == "crash"
+    assert isolate._death(status, usage, limits, base=100.0).kind == "memory"
+    assert isolate._death(status, usage, limits).kind == "memory"
