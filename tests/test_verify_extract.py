@@ -68,6 +68,7 @@ def test_nvrtc_code_declares_cstdint_and_keeps_line_numbers():
     head, body = code.split("#line 1\n")
     assert "typedef long int64_t;" in head and "typedef unsigned long uint64_t;" in head
     assert "typedef unsigned int uint;" in head          # <sys/types.h>: HeCBench ss and snake use uint
+    assert "typedef unsigned long ulong;" in head        # and secp256k1 ulong
     assert body.splitlines()[1] == "__global__ void g(int64_t *o) { o[0] = 1; }"
 
 

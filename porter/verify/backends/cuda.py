@@ -66,7 +66,7 @@ LIMITS = ("-DFLT_MAX=3.402823466e+38F", "-DFLT_MIN=1.175494351e-38F", "-DFLT_EPS
 # <cstdint>'s types as glibc (LP64) and hip_compat_nvrtc.h declare them, which NVRTC does not (int64_t in a kernel's
 # signature); `#line 1` keeps the source's line numbers in NVRTC's messages
 # <sys/types.h>'s, which host compilers give every CUDA file (HeCBench's ss and snake use uint)
-SYS_TYPES = "typedef unsigned int uint; typedef unsigned short ushort;\n#line 1\n"
+SYS_TYPES = "typedef unsigned int uint; typedef unsigned short ushort; typedef unsigned long ulong;\n#line 1\n"
 STDINT = ("typedef signed char int8_t; typedef unsigned char uint8_t; typedef short int16_t; "
           "typedef unsigned short uint16_t; typedef int int32_t; typedef unsigned int uint32_t; "
           "typedef long int64_t; typedef unsigned long uint64_t; " + SYS_TYPES)
