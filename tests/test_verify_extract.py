@@ -293,3 +293,20 @@ def test_a_rejected_kernel_under_launch_bounds_is_left_out_the_case_kernel_kept(
     Case.kernel = Case.name_expression = "other"
     with pytest.raises(CompileError, match="BAD"):
         cuda.repaired(Case(), src, ())
+
+
+def test_the_cuda_original_inlines_the_headers_of_the_makefiles_include_dirs(tmp_path):
+    # debayer's main.cu includes "util.h" from ../debayer-sycl (its Makefile's -I): NVRTC gets no include path, so
+    # the original's text inlines it as it does the program's own headers; without the -I it stays an include
+    from porter.verify.worker import original_text
+    (tmp_path / "prog").mkdir()
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "util.h").write_text("#define INLINE __forceinline__\n")
+    (tmp_path / "prog" / "k.h").write_text("INLINE __device__ int twice(int x) { return 2 * x; }\n")
+    main = tmp_path / "prog" / "main.cu"
+    main.write_text('#include "util.h"\n#include "k.h"\n__global__ void k(int *o) { o[0] = twice(o[0]); }\n')
+    with_dirs = original_text(main, [str(tmp_path / "lib")])
+    assert "#define INLINE __forceinline__" in with_dirs and "INLINE __device__ int twice" in with_dirs
+    without = original_text(main)
+    assert "#define INLINE" not in without and '#include "util.h"' in without
+    assert "INLINE __device__ int twice" in without          # the program's own header, as before

@@ -34,7 +34,7 @@ def translation(case, target: str) -> tuple[str, dict | None]:
     from porter.verify.backends import CompileError, Skip, load, translation_target
     lang = translation_target(target)
     if lang is None:
-        return original_text(case.source_path), None
+        return original_text(case.source_path, (getattr(case, "translate", None) or {}).get("include_dirs", ())), None
     hand = case.translation_for(target, lang)
     if hand:
         path, mpath = hand
@@ -78,13 +78,13 @@ def translation(case, target: str) -> tuple[str, dict | None]:
     return res.text, manifest
 
 
-def original_text(path) -> str:
+def original_text(path, include_dirs=()) -> str:
     """The original source with the project headers it includes inlined, as the translators read it: a kernel
     of `kernel.h` included by main.cu (HeCBench's pnpoly, laplace3d) is in the text the CUDA backend compiles
-    (its extraction blanks #include lines)."""
+    (its extraction blanks #include lines); with the headers of the Makefile's -I the case carries too."""
     from porter.source import read_source
     from porter.translate.kernel.units import inline_headers
-    return inline_headers(read_source(str(path)))[0].text
+    return inline_headers(read_source(str(path)), through=tuple(include_dirs))[0].text
 
 
 def _output_key(res, kernel: str) -> str:

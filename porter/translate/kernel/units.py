@@ -93,8 +93,10 @@ def _project_dir(path: str, root: str) -> bool:
     return not real.startswith(("/usr/", "/opt/", "/lib/")) or real.startswith(root)
 
 
-def inline_headers(source: SourceFile, include_dirs=()) -> tuple[SourceFile, LineMap | None]:
-    """(the source with its project headers inlined, its LineMap) or (source, None) when it includes none."""
+def inline_headers(source: SourceFile, include_dirs=(), through=()) -> tuple[SourceFile, LineMap | None]:
+    """(the source with its project headers inlined, its LineMap) or (source, None) when it includes none.
+    `through`: -I directories whose headers count as the project's too (the Makefile's sibling folders, for the
+    CUDA original that NVRTC compiles without any include path: debayer's `INLINE` in ../debayer-sycl/util.h)."""
     if source.path in ("-", "") or not re.search(r'#[ \t]*include[ \t]*"', source.text):
         return source, None
     main = source.path
@@ -115,7 +117,7 @@ def inline_headers(source: SourceFile, include_dirs=()) -> tuple[SourceFile, Lin
             elif m:
                 # a quoted include found from the including file's own directory: the project's; one found
                 # only through -I (a library's, a vendor's) stays an include
-                hdr = _resolve(m.group(1), here, ())
+                hdr = _resolve(m.group(1), here, through)
                 if hdr is not None and _project_dir(hdr, root) and depth < MAX_DEPTH:
                     key = os.path.realpath(hdr)
                     if key in done:
