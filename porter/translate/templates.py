@@ -113,14 +113,9 @@ def host_template_instances(model, fn, kernel_params, envs: list | None = None) 
                 kargs = _deduce_from_types(fn, [t for t in types], [p[0] for p in kernel_params if p[0]])
                 if kargs is None:
                     continue
-            args = {}
-            for (name, kind, _d), a in zip(kernel_params, kargs):
-                a = _substitute(_substitute(a, local), env)
-                args[name] = a if kind == "type" else (a if isinstance(a, int) else _value_of(model, a))
-            args = _fill_defaults(model, fn, kernel_params, args)
-            if args is not None and all(v is not None for v in args.values()) and \
-                    not any(kind == "type" and str(v) in hparams for (_n, kind, _d), v in
-                            zip(kernel_params, args.values())):
+            args = _bound_args(model, fn, kernel_params, kargs, local, env)
+            if args is not None and not any(kind == "type" and str(v) in hparams for (_n, kind, _d), v in
+                                            zip(kernel_params, args.values())):
                 out.append(args)
                 if envs is not None:
                     envs.append((host, ls, env))
@@ -164,15 +159,22 @@ def class_template_instances(model, fn, kernel_params) -> list[tuple[dict, tuple
                                            [p[0] for p in kernel_params if p[0]])
                 if kargs is None:
                     continue
-            args = {}
-            for (name, kind, _d), a in zip(kernel_params, kargs):
-                a = _substitute(_substitute(a, local), env)
-                args[name] = a if kind == "type" else (a if isinstance(a, int) else _value_of(model, a))
-            args = _fill_defaults(model, fn, kernel_params, args)
-            if args is not None and all(v is not None for v in args.values()) and \
+            args = _bound_args(model, fn, kernel_params, kargs, local, env)
+            if args is not None and \
                     not any(re.search(r"\b%s\b" % re.escape(c), str(v)) for c in cparams for v in args.values()):
                 out.append((args, (ls, env)))
     return out
+
+
+def _bound_args(model, fn, kernel_params, kargs, local: dict, env: dict) -> dict | None:
+    """{template parameter: value} of one launch's template arguments under the caller's bindings (`local`, then
+    the host template's `env`), defaults filled; None when one of them has no value."""
+    args = {}
+    for (name, kind, _d), a in zip(kernel_params, kargs):
+        a = _substitute(_substitute(a, local), env)
+        args[name] = a if kind == "type" else (a if isinstance(a, int) else _value_of(model, a))
+    args = _fill_defaults(model, fn, kernel_params, args)
+    return args if args is not None and all(v is not None for v in args.values()) else None
 
 
 def _host_envs(model, host, text: str, depth: int = 0) -> list[dict]:
