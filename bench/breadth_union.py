@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import os
 import re
 
 
@@ -42,8 +43,7 @@ def latest(paths: list[str]) -> dict:
     return {(p, k): v for p, ks in merged.items() for k, v in ks.items()}
 
 
-NOTES = __import__("os").path.join(__import__("os").path.dirname(__import__("os").path.abspath(__file__)),
-                                   "breadth_verify_notes.json")
+NOTES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "breadth_verify_notes.json")
 
 
 def known_wrong(path: str = NOTES) -> dict:

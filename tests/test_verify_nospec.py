@@ -1418,6 +1418,7 @@ def test_inputs_parse_into_initializers_and_numbers():
                         "o=ones()") == {
         "b": ("uniform", (4.0, 5.0)), "a": ("full", (0.0,)), "i": ("below", ("n / 2",)), "dt": 1e-4, "k": 3,
         "x": ("arange", (7,)), "s": ("special", ()), "z": ("full", (0.0,)), "o": ("full", (1.0,))}
+    assert parse_inputs("m=0x1e,e=1e3,k=-4") == {"m": 30, "e": 1000.0, "k": -4}      # hex is an integer
     for bad, why in [("b", "expected NAME="), ("b=uniform(5, 4)", "empty range"), ("b=normal(0, 1)", "unknown"),
                      ("b=uniform(1)", "takes 2 argument"), ("b=full(x)", "takes numbers"), ("b=abc", "neither"),
                      ("1b=full(1)", "expected NAME=")]:

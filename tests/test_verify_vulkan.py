@@ -93,29 +93,37 @@ def test_a_failure_on_lavapipe_with_loops_names_its_loop_limit():
     assert lavapipe_hint({"lavapipe": True}, "void main() {\n    y[0] = x[0];\n}\n") == ""
 
 
-def test_dynamic_shared_memory_sized_at_run_time_gets_the_launch_bytes(tmp_path):
-    # the SHARED_BYTES specialization constant defaulted to 1024 bytes when the launch's bytes were not a constant:
-    # tridiagonal's `(system_size + 1) * 5 * sizeof(float)` read past its shared array (zeros on NVIDIA, a hang on
-    # lavapipe). The host now sets it from the case's shared_mem at each size.
-    import subprocess
-    import sys
-    (tmp_path / "rev.cu").write_text("""__global__ void rev(const float *x, float *y, int n) {
+REV = """__global__ void rev(const float *x, float *y, int n) {
   extern __shared__ float s[];
   for (int i = threadIdx.x; i < n; i += blockDim.x) s[i] = x[i];
   __syncthreads();
   for (int i = threadIdx.x; i < n; i += blockDim.x) y[i] = s[n - 1 - i];
 }
-""")
-    (tmp_path / "verify_spec.py").write_text("""from porter.verify.spec import Case
+"""
+
+
+def _verify_rev(tmp_path, case_args: str, targets: str):
+    """`cuport verify` of a spec running REV (dynamic shared memory) with `case_args` added to its Case."""
+    import json
+    import subprocess
+    import sys
+    (tmp_path / "rev.cu").write_text(REV)
+    (tmp_path / "verify_spec.py").write_text(f"""from porter.verify.spec import Case
 KERNELS = [Case(source="rev.cu", kernel="rev", signature="x: f32[n] in, y: f32[n] out, n: i32",
-                grid="1", block="64", shared_mem="n * 4", sizes=[{"n": 100}, {"n": 2000}],
-                reference=lambda x, n: {"y": x[::-1].copy()})]
+                grid="1", block="64", {case_args}, reference=lambda x, n: {{"y": x[::-1].copy()}})]
 """)
-    p = subprocess.run([sys.executable, "-m", "porter", "verify", str(tmp_path), "--targets", "vulkan",
+    p = subprocess.run([sys.executable, "-m", "porter", "verify", str(tmp_path), "--targets", targets,
                         "--subgroup-sizes", "8", "--timeout", "60", "-j", "1", "--output-format", "json"],
                        capture_output=True, text=True, env={**os.environ, "VK_ICD_FILENAMES": LAVAPIPE_ICD})
-    import json
-    rows = {r["sizes"]["n"]: r["status"] for r in json.loads(p.stdout)["results"]}
+    return p, json.loads(p.stdout)["results"]
+
+
+def test_dynamic_shared_memory_sized_at_run_time_gets_the_launch_bytes(tmp_path):
+    # the SHARED_BYTES specialization constant defaulted to 1024 bytes when the launch's bytes were not a constant:
+    # tridiagonal's `(system_size + 1) * 5 * sizeof(float)` read past its shared array (zeros on NVIDIA, a hang on
+    # lavapipe). The host now sets it from the case's shared_mem at each size.
+    p, results = _verify_rev(tmp_path, 'shared_mem="n * 4", sizes=[{"n": 100}, {"n": 2000}]', "vulkan")
+    rows = {r["sizes"]["n"]: r["status"] for r in results}
     assert rows == {100: "pass", 2000: "pass"}, p.stdout[-2000:] + p.stderr[-2000:]
 
 
@@ -124,24 +132,8 @@ KERNELS = [Case(source="rev.cu", kernel="rev", signature="x: f32[n] in, y: f32[n
 def test_dynamic_shared_memory_without_shared_mem_in_the_case_is_refused(tmp_path):
     # CUDA launches such a case with 0 bytes of dynamic shared memory; the translations used to get a default
     # (Vulkan's SHARED_BYTES 1024, OpenCL's local argument of one element) and could pass where CUDA cannot run
-    import json
-    import subprocess
-    import sys
-    (tmp_path / "rev.cu").write_text("""__global__ void rev(const float *x, float *y, int n) {
-  extern __shared__ float s[];
-  for (int i = threadIdx.x; i < n; i += blockDim.x) s[i] = x[i];
-  __syncthreads();
-  for (int i = threadIdx.x; i < n; i += blockDim.x) y[i] = s[n - 1 - i];
-}
-""")
-    (tmp_path / "verify_spec.py").write_text("""from porter.verify.spec import Case
-KERNELS = [Case(source="rev.cu", kernel="rev", signature="x: f32[n] in, y: f32[n] out, n: i32",
-                grid="1", block="64", sizes=[{"n": 100}], reference=lambda x, n: {"y": x[::-1].copy()})]
-""")
-    p = subprocess.run([sys.executable, "-m", "porter", "verify", str(tmp_path), "--targets", "vulkan,opencl",
-                        "--subgroup-sizes", "8", "--timeout", "60", "-j", "1", "--output-format", "json"],
-                       capture_output=True, text=True, env={**os.environ, "VK_ICD_FILENAMES": LAVAPIPE_ICD})
-    rows = {r["target"]: (r["status"], r["message"]) for r in json.loads(p.stdout)["results"]}
+    p, results = _verify_rev(tmp_path, 'sizes=[{"n": 100}]', "vulkan,opencl")
+    rows = {r["target"]: (r["status"], r["message"]) for r in results}
     want = ("FAIL", "spec: rev declares `extern __shared__` memory, but the case gives no shared_mem (CUDA would "
                     "launch it with 0 bytes): give shared_mem= the launch's third argument")
     assert rows == {"vulkan": want, "opencl": want} and p.returncode == 1, p.stdout[-2000:] + p.stderr[-2000:]

@@ -47,9 +47,12 @@ def parse_inputs(text: str) -> dict:
         m = re.fullmatch(r"(\w+)\s*\((.*)\)", value, re.S)
         if m is None:
             try:
-                out[name] = float(value) if re.search(r"[.eEnN]", value) else int(value, 0)
+                out[name] = int(value, 0)
             except ValueError:
-                raise ValueError(f"{name}: {value!r} is neither a number nor an initializer") from None
+                try:
+                    out[name] = float(value)
+                except ValueError:
+                    raise ValueError(f"{name}: {value!r} is neither a number nor an initializer") from None
             continue
         kind, args = m.group(1), [a.strip() for a in split_top_level(m.group(2))] if m.group(2).strip() else []
         want = INPUT_KINDS.get(kind)
