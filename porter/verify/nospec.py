@@ -145,8 +145,9 @@ def derived_cases(path: str, portability_fixes: bool, wanted: set | None = None,
         for note in d.notes:
             _say(f"note: {where}: {note}")
         doc = d.as_dict(portability_fixes)
-        if args is not None:
-            from_args = from_args or any("(--args)" in n for n in d.notes)
+        mine = args is not None and any("(--args)" in n for n in d.notes)
+        if mine:                        # a size the arguments give: brought under the cap
+            from_args = True
             if not sizes_given and not _capped(doc, where, path):
                 refused = True
                 continue
