@@ -366,9 +366,12 @@ def _judge_runs(doc: dict, once, row: dict) -> dict:
     return {**row, "verdict": "disagree", "why": bad}
 
 
-def verify_program(prog_dir: str, res: dict, timeout: float, wanted=("vulkan", "opencl")) -> dict:
-    """{kernel: verify row} for the valid kernels of the program's .cu files that derive; the others say why."""
-    out = {}
+def verify_program(prog_dir: str, res: dict, timeout: float, wanted=("vulkan", "opencl"),
+                   run_args: bool = False) -> dict:
+    """{kernel: verify row} for the valid kernels of the program's .cu files that derive; the others say why.
+    `run_args` (--verify-run-args): every kernel at its Makefile's run arguments only (a GPU, where no Oclgrind
+    finds the assumed sizes out of bounds: vadd's vectorized kernel, only valid in OpenCL)."""
+    out, tgt = {}, {}
     for path in sorted(glob.glob(os.path.join(prog_dir, "**", "*.cu"), recursive=True)):
         try:
             p = subprocess.run([sys.executable, os.path.abspath(__file__), "--derive", path], cwd=ROOT,
@@ -387,6 +390,11 @@ def verify_program(prog_dir: str, res: dict, timeout: float, wanted=("vulkan", "
             if "cuda" in wanted:        # on a GPU: the CUDA original (NVRTC) beside the valid translations
                 targets = ["cuda"] + targets
             rel = os.path.relpath(path, prog_dir)
+            tgt[k] = targets
+            if run_args:
+                out[k] = {"file": rel, "verdict": "underived", "why": "not run at the assumed sizes "
+                                                                       "(--verify-run-args)"}
+                continue
             bad = [d for d in ds if d["problems"]]
             if bad:                     # an instance that does not derive leaves the kernel underived
                 out[k] = {"file": rel, "verdict": "underived", "why": bad[0]["problems"][0]}
@@ -394,8 +402,8 @@ def verify_program(prog_dir: str, res: dict, timeout: float, wanted=("vulkan", "
             out[k] = _verify_instances(prog_dir, path, k, ds, targets, timeout)
             out[k]["file"] = rel
     for k, row in out.items():          # a case the assumed sizes do not make: the program's own arguments
-        if _sizes_failure(row):
-            out[k] = run_args_retry(prog_dir, os.path.join(prog_dir, row["file"]), k, row, targets, timeout)
+        if _sizes_failure(row) or run_args:
+            out[k] = run_args_retry(prog_dir, os.path.join(prog_dir, row["file"]), k, row, tgt[k], timeout)
     return out
 
 
@@ -448,8 +456,9 @@ def run_args_retry(prog_dir: str, path: str, k: str, row: dict, targets: list, t
         return {**row, "program_args_run": f"underived: {problems[0] if problems else 'no case derived'}"}
     again = _verify_instances(prog_dir, path, k, ds, targets, timeout, run.args)
     shown = " ".join(run.args)
-    if again["verdict"] != "agree":
-        return {**row, "program_args_run": f"{again['verdict']} at {shown}: {again.get('why', '')}"}
+    if again["verdict"] != "agree":     # the bounds too: in bounds there, a GPU run against CUDA can decide
+        bounds = f" (bounds {again['bounds']})" if again.get("bounds") else ""
+        return {**row, "program_args_run": f"{again['verdict']} at {shown}: {again.get('why', '')}{bounds}"}
     return {**again, "file": row.get("file"), "program_args": shown,
             "why": f"agree at the program's run arguments `{shown}` (Makefile `run:`: {run.line}); at the assumed "
                    f"sizes: {row['verdict']}: {row.get('why', '')}"}
@@ -597,6 +606,10 @@ def main(argv=None) -> int:
                          "instead (default: it fails)")
     ap.add_argument("--verify-targets", default="vulkan,opencl",
                     help="targets --verify runs where the translation is valid; cuda adds the original (a GPU)")
+    ap.add_argument("--verify-run-args", action="store_true",
+                    help="--verify at each program's Makefile `run:` arguments only (cuport verify --args), not at "
+                         "the assumed sizes first: for a GPU run of kernels the CPU found out of bounds at the "
+                         "assumed sizes and in bounds at the program's arguments")
     ap.add_argument("--reuse", metavar="RESULTS.json", help="take the translation results from an earlier --json "
                     "of the same list and commit instead of translating again (for --verify)")
     if argv is None and sys.argv[1:2] == ["--derive"]:
@@ -642,7 +655,8 @@ def main(argv=None) -> int:
     if args.verify:                     # after translation: one kernel at a time (lavapipe takes every core)
         for p in progs:
             results[p]["verify"] = verify_program(os.path.join(src, p), results[p], args.verify_timeout,
-                                                  tuple(t.strip() for t in args.verify_targets.split(",")))
+                                                  tuple(t.strip() for t in args.verify_targets.split(",")),
+                                                  args.verify_run_args)
         explain(results)
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)

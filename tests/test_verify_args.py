@@ -290,3 +290,59 @@ def test_verify_program_retries_an_empty_launch_at_the_programs_run_arguments(tm
     assert tot[b.RUN_ARGS] == 1 and tot["agree"] == 1
     assert "at the program's run arguments (its Makefile's `run:`) only: 1" in \
         b.verify_markdown({"tiles-cuda": {**res, "verify": rows}})
+
+
+def test_verify_run_args_runs_every_kernel_at_the_run_arguments_only(tmp_path, monkeypatch):
+    # a GPU has no Oclgrind to find the assumed sizes out of bounds: the lead runs such kernels at the arguments
+    b = _breadth()
+    prog = _prog(tmp_path, "4096 10")
+    seen = []
+
+    def fake(path, case, targets, timeout, label=None, args=None):
+        seen.append((case["sizes"][0], targets, args))
+        return {"file": "main.cu", "sizes": case["sizes"][0], "targets": targets, "verdict": "agree"}
+    monkeypatch.setattr(b, "verify_kernel", fake)
+    res = {t: {"kernels": {"tiles": "valid"}} for t in ("glsl", "opencl")}
+    rows = b.verify_program(str(prog), res, 60, ("cuda", "opencl"), run_args=True)
+    assert seen == [({"n": 4096}, ["cuda", "opencl"], ["4096", "10"])]
+    assert rows["tiles"]["verdict"] == "agree" and rows["tiles"]["program_args"] == "4096 10"
+    assert rows["tiles"]["why"].startswith("agree at the program's run arguments `4096 10`")
+    # without it: the assumed sizes first; this launch is empty there, so the retry runs the same arguments
+    seen.clear()
+    rows = b.verify_program(str(prog), res, 60, ("vulkan", "opencl"))
+    assert seen == [({"n": 4096}, ["vulkan", "opencl"], ["4096", "10"])] and rows["tiles"]["program_args"]
+
+
+def _union_module():
+    spec = importlib.util.spec_from_file_location("breadth_union", os.path.join(ROOT, "bench", "breadth_union.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_union_counts_a_gpu_agreement_at_the_run_arguments_only_where_oclgrind_found_them_in_bounds(tmp_path):
+    u = _union_module()
+    oob = "out of bounds under the derived sizes (Oclgrind at M=56,N=56: invalid read of size 16)"
+
+    def write(name, rows):
+        path = tmp_path / name
+        path.write_text(json.dumps({"results": {"v": {"verify": rows}}}))
+        return str(path)
+    cpu = write("cpu.json", {
+        "clean": {"verdict": "failed", "why": oob, "program_args_run":
+                  "failed at 16384 8192 100: fewer than two runs to compare (bounds checked at M=64,N=64)"},
+        "dirty": {"verdict": "failed", "why": oob, "program_args_run":
+                  "failed at 8 8: out of bounds under the derived sizes (Oclgrind at M=8,N=8: invalid read)"},
+        "plain": {"verdict": "failed", "why": oob}})
+    at_args = "agree at the program's run arguments `16384 8192 100` (Makefile `run:`: ./main 16384 8192 100)"
+    gpu = write("gpu.json", {k: {"verdict": "agree", "why": at_args} for k in ("clean", "dirty", "plain")} |
+                {"assumed": {"verdict": "agree", "why": ""}})
+    cpu2 = write("cpu2.json", {"assumed": {"verdict": "failed", "why": oob, "program_args_run":
+                                           "failed at 1 2: x (bounds checked at M=64,N=64)"}})
+    got = u.union(u.latest([cpu]), u.latest([gpu]))
+    assert got[("v", "clean")] == "gpu"
+    assert got[("v", "dirty")].startswith("CPU: failed out of bounds")   # out of bounds at the arguments too
+    assert got[("v", "plain")].startswith("CPU: failed out of bounds")   # never checked at the arguments
+    # a GPU agreement at the assumed sizes stays vetoed: the case it ran is the one out of bounds
+    got = u.union(u.latest([cpu2]), u.latest([gpu]))
+    assert got[("v", "assumed")].startswith("CPU: failed out of bounds")
