@@ -411,7 +411,8 @@ def _verify_instances(prog_dir, path, k, ds, targets, timeout, args=None) -> dic
     rows = {}
     for d in ds[:INSTANCES]:
         rows[d["kernel"]] = verify_kernel(path, d["case"], targets, timeout,
-                                          program_inputs(os.path.basename(prog_dir), k), args)
+                                          program_inputs(os.path.basename(prog_dir), k),
+                                          **({"args": args} if args is not None else {}))
         print(f"  verify {os.path.basename(prog_dir)} {d['kernel']}: {rows[d['kernel']]['verdict']} "
               f"{rows[d['kernel']].get('why', '')}"[:300], file=sys.stderr, flush=True)
     return _combine(rows)
