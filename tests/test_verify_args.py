@@ -129,6 +129,12 @@ def test_globals_written_in_main_and_defaults_replaced_under_argc(tmp_path):
     assert d.problems == [] and d.grid == "blocks" and (d.sizes["blocks"], d.sizes["m"]) == (16, 300)
     assert d.sizes["q"] == 7               # `if (mode > 1) q = atoi(argv[4])`: not the argument's alone
     assert d.signature == "a: f32[blocks * 128] out, m: i32, q: i32"
+    # a file name where the default is replaced, or where the global is read: the kernel refused, naming it
+    d = _one(path, ["16", "in.txt", "2", "9"])
+    assert [(p.what, p.message) for p in d.problems] == [
+        ("m", "'m': `m` is read from the program's argument 2, `in.txt` (--args), which is not a number")]
+    d = _one(path, ["x.ppm", "3"])
+    assert [p.what for p in d.problems] == ["grid", "a"] and d.sizes["m"] == 3
 
 
 def test_verify_caps_the_sizes_the_arguments_give_or_refuses(tmp_path, capsys):
