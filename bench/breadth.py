@@ -27,7 +27,11 @@ elements / threads. Where OpenCL is valid the kernel also runs under Oclgrind at
 sizes' powers of two do not allow 4096): a read or write
 outside the buffers means the derived sizes do not fit the kernel (CUDA would do the same), and the kernel is
 "failed" whatever the runs said. Per kernel: agree, disagree (first differing index and values), nondeterministic
-(a second run with the same inputs changes the answer), or failed to run (why)."""
+(a second run with the same inputs changes the answer), or failed to run (why). A kernel the sizes assumed for what
+the program reads from its command line leave underived (an empty grid, a launch its loop never reaches), with an
+empty launch or out of bounds is derived and run again with the arguments its Makefile's `run:` line gives
+(`cuport verify --args`, capped as above): agreeing there is agree, marked "program_args" and counted apart; a run
+line with no arguments or a non-number among them (a file name) is skipped with the reason ("program_args_run")."""
 from __future__ import annotations
 
 import argparse
@@ -37,6 +41,7 @@ import glob
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -172,73 +177,20 @@ FIXED_CAP = 1 << 22
 LARGE_CAP = 0
 
 
-def _derive_json(path: str) -> list:
-    """Derived verify cases of one file as JSON-able dicts (run in a child: libclang stays out of this process)."""
+def _derive_json(path: str, args=None) -> list:
+    """Derived verify cases of one file as JSON-able dicts (run in a child: libclang stays out of this process);
+    `args`: the program's command-line arguments (`cuport verify --args`)."""
     sys.path.insert(0, ROOT)
     from porter.verify.derive import derive_file
     return [{"kernel": d.kernel, "line": d.line, "case": d.as_dict(portability_fixes=True),
-             "problems": [f"{p.what}: {p.message}" for p in d.problems]} for d in derive_file(path)]
+             "problems": [f"{p.what}: {p.message}" for p in d.problems]} for d in derive_file(path, args)]
 
 
 def cap_sizes(case: dict, cap: int = VERIFY_CAP, fixed_cap: int = FIXED_CAP) -> tuple[dict, str | None]:
-    """The derived sizes, the largest halved (keeping the power of two it is a multiple of, up to 256) until every
-    buffer and the launch fit `cap`; a case with no size to halve (the program fixes every one) as it is, up to
-    FIXED_CAP. Returns (sizes, None) or (sizes, why they cannot be brought under the cap)."""
+    """porter/verify/sizecap.py's cap_sizes (shared with `cuport verify --args`)."""
     sys.path.insert(0, ROOT)
-    from porter.verify.derive import case_from_dict
-    from porter.verify.notation import eval_int
-    sizes = dict(case["sizes"][0])
-    try:
-        c = case_from_dict(case)
-    except Exception as e:              # what was derived does not make a case
-        return sizes, f"{type(e).__name__}: {e}"
-
-    def largest(sz):
-        env = c.env(sz)
-        grid, block = c.launch(sz)
-        counts = [grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2]]
-        for p in c.sig:
-            if p.is_array:
-                n = 1
-                for e in p.shape:
-                    n *= eval_int(e, env, p.name)
-                counts.append(n)
-        return max(counts)
-
-    try:
-        n = largest(sizes)
-    except Exception as e:              # the derived sizes themselves cannot be evaluated
-        return sizes, f"sizes {sizes}: {type(e).__name__}: {e}"
-    if not sizes and n <= max(cap, fixed_cap):
-        return sizes, None              # nothing to halve: run as the program does (Oclgrind too)
-    # the power of two each size is a multiple of (up to 256) stays; a size that is a power of two itself may go
-    # down to 32 (fpc's block `wgs` = 256 sizes its buffers as wgs^3 / 4)
-    even = {k: (32 if v > 32 and v & (v - 1) == 0 else max(1, min(v & -v, 256))) for k, v in sizes.items()}
-    while n > cap:
-        names = sorted((k for k, v in sizes.items() if v > even[k]), key=lambda k: sizes[k], reverse=True)
-        top = [k for k in names if sizes[k] == sizes[names[0]]] if names else []
-        # sizes of one value shrink together (hypterm's L, M, N are one cube: its guards compare j and k with N),
-        # then the largest alone; a halving that empties the launch is not taken
-        for group in ([top] if len(top) > 1 else []) + [[k] for k in names]:
-            trial = {**sizes, **{k: _half(sizes[k], even[k]) for k in group}}
-            try:
-                n = largest(trial)
-            except Exception:
-                continue
-            sizes = trial
-            break
-        else:
-            if not sizes:               # marchingCubes' Lv1: N, voxelZLv1 are constants its kernel reads too
-                return sizes, f"cannot bring the buffers or the launch under {cap} elements: the program fixes " \
-                              f"every size of this launch ({n} elements or threads)"
-            return sizes, f"cannot bring the buffers or the launch under {cap} elements (sizes {sizes})"
-    return sizes, None
-
-
-def _half(v: int, step: int) -> int:
-    """About v / 2, still a multiple of `step` (the source's `nPerRng` must stay even, a width a multiple of 16),
-    never below `step` itself: mt's nPerRng = 1 read past Rand under Oclgrind."""
-    return max(step, v // 2 // step * step)
+    from porter.verify.sizecap import cap_sizes as capped
+    return capped(case, cap, fixed_cap)
 
 
 def _first_bad(doc: dict) -> str | None:
@@ -262,11 +214,13 @@ def program_inputs(prog: str, kernel: str, path: str = INPUTS) -> dict | None:
     return labels.get(f"{prog}/{kernel.split('<')[0]}")
 
 
-def verify_kernel(path: str, case: dict, targets: list, timeout: float, label: dict | None = None) -> dict:
+def verify_kernel(path: str, case: dict, targets: list, timeout: float, label: dict | None = None,
+                  args: list | None = None) -> dict:
     """One derived kernel, run on `targets` at capped sizes; twice on disagreement (same inputs, same seed): runs
     that change between the two are nondeterministic, as the CUDA original would be. A disagreement on derived
     inputs is run again on the program's input ranges where `label` (program_inputs) gives them: agreeing there
-    counts as agree, marked "program_inputs" and counted apart."""
+    counts as agree, marked "program_inputs" and counted apart. `args`: the case was derived with the program's
+    command-line arguments (run_args_retry), which verify is given too."""
     row = {"file": os.path.basename(path), "sizes": dict(case["sizes"][0]), "targets": targets}
     if not re.search(r"\b(out|inout)\b", case["signature"]):
         return {**row, "verdict": "failed", "why": "no output buffer: nothing to compare"}
@@ -283,6 +237,8 @@ def verify_kernel(path: str, case: dict, targets: list, timeout: float, label: d
     if cmd is None:
         cmd = [sys.executable, "-m", "porter", "verify", path, "--kernels", case["kernel"], "--portability-fixes",
                "--targets", ",".join(targets), "--output-format", "json", "-j", "1", "--timeout", str(timeout)]
+    given = ["--args", shlex.join(args)] if args is not None else []
+    cmd += given
 
     def once(extra=()):
         try:
@@ -325,7 +281,7 @@ def verify_kernel(path: str, case: dict, targets: list, timeout: float, label: d
             else:
                 out["program_inputs_run"] = f"{again['verdict']}: {again.get('why', '')}"
     if "opencl" in targets:             # agreeing runs of a case that reads past its buffers prove nothing either
-        bad = _out_of_bounds(path, case, timeout, out, extra)
+        bad = _out_of_bounds(path, case, timeout, out, [*given, *extra])
         if bad:                         # the case, not the translation: CUDA would access the same addresses
             out = {**out, "verdict": "failed", "first_verdict": out["verdict"],
                    "why": f"out of bounds under the derived sizes (Oclgrind at {bad[0]}: {bad[1]}); the "
@@ -410,9 +366,12 @@ def _judge_runs(doc: dict, once, row: dict) -> dict:
     return {**row, "verdict": "disagree", "why": bad}
 
 
-def verify_program(prog_dir: str, res: dict, timeout: float, wanted=("vulkan", "opencl")) -> dict:
-    """{kernel: verify row} for the valid kernels of the program's .cu files that derive; the others say why."""
-    out = {}
+def verify_program(prog_dir: str, res: dict, timeout: float, wanted=("vulkan", "opencl"),
+                   run_args: bool = False) -> dict:
+    """{kernel: verify row} for the valid kernels of the program's .cu files that derive; the others say why.
+    `run_args` (--verify-run-args): every kernel at its Makefile's run arguments only (a GPU, where no Oclgrind
+    finds the assumed sizes out of bounds: vadd's vectorized kernel, only valid in OpenCL)."""
+    out, tgt = {}, {}
     for path in sorted(glob.glob(os.path.join(prog_dir, "**", "*.cu"), recursive=True)):
         try:
             p = subprocess.run([sys.executable, os.path.abspath(__file__), "--derive", path], cwd=ROOT,
@@ -431,19 +390,79 @@ def verify_program(prog_dir: str, res: dict, timeout: float, wanted=("vulkan", "
             if "cuda" in wanted:        # on a GPU: the CUDA original (NVRTC) beside the valid translations
                 targets = ["cuda"] + targets
             rel = os.path.relpath(path, prog_dir)
+            tgt[k] = targets
+            if run_args:
+                out[k] = {"file": rel, "verdict": "underived", "why": "not run at the assumed sizes "
+                                                                       "(--verify-run-args)"}
+                continue
             bad = [d for d in ds if d["problems"]]
             if bad:                     # an instance that does not derive leaves the kernel underived
                 out[k] = {"file": rel, "verdict": "underived", "why": bad[0]["problems"][0]}
                 continue
-            rows = {}
-            for d in ds[:INSTANCES]:
-                rows[d["kernel"]] = verify_kernel(path, d["case"], targets, timeout,
-                                                  program_inputs(os.path.basename(prog_dir), k))
-                print(f"  verify {os.path.basename(prog_dir)} {d['kernel']}: {rows[d['kernel']]['verdict']} "
-                      f"{rows[d['kernel']].get('why', '')}"[:300], file=sys.stderr, flush=True)
-            out[k] = _combine(rows)
+            out[k] = _verify_instances(prog_dir, path, k, ds, targets, timeout)
             out[k]["file"] = rel
+    for k, row in out.items():          # a case the assumed sizes do not make: the program's own arguments
+        if _sizes_failure(row) or run_args:
+            out[k] = run_args_retry(prog_dir, os.path.join(prog_dir, row["file"]), k, row, tgt[k], timeout)
     return out
+
+
+def _verify_instances(prog_dir, path, k, ds, targets, timeout, args=None) -> dict:
+    rows = {}
+    for d in ds[:INSTANCES]:
+        rows[d["kernel"]] = verify_kernel(path, d["case"], targets, timeout,
+                                          program_inputs(os.path.basename(prog_dir), k),
+                                          **({"args": args} if args is not None else {}))
+        print(f"  verify {os.path.basename(prog_dir)} {d['kernel']}: {rows[d['kernel']]['verdict']} "
+              f"{rows[d['kernel']].get('why', '')}"[:300], file=sys.stderr, flush=True)
+    return _combine(rows)
+
+
+RUN_ARGS = "agree, program's run arguments"
+# failures of the sizes assumed for what the program reads at run time (1000), not of the translation: an empty
+# grid (adjacent's `nelems / (256 * 4)`), a launch whose loop does not run (ga), a case out of bounds (vadd's
+# vectorized kernel reads 16 bytes past n unless n is a multiple of its 2048-element block)
+_SIZES_FAILURE = re.compile(r"is empty at the derived sizes|false at the derived sizes|: empty launch grid|"
+                            r"out of bounds under the derived sizes")
+
+
+def _sizes_failure(row: dict) -> bool:
+    return row["verdict"] in ("underived", "failed") and bool(_SIZES_FAILURE.search(row.get("why", "")))
+
+
+def run_args_retry(prog_dir: str, path: str, k: str, row: dict, targets: list, timeout: float) -> dict:
+    """`row` (underived or failed at the assumed sizes) run again with the arguments the program's Makefile `run:`
+    target gives it (`cuport verify --args`, sizes capped as usual): agreeing there counts as agree, marked
+    "program_args" and counted apart (RUN_ARGS); otherwise the row stays, with what the retry gave
+    ("program_args_run"). Skipped, with the reason, when there is no such line or an argument is not a number (a
+    file name: `StoneRGB.ppm`)."""
+    sys.path.insert(0, ROOT)
+    from porter.frontend.makeflags import run_line
+    run = run_line(prog_dir)
+    bad = next((a for a in run.args or () if not re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", a)),
+               None)
+    why = run.why or ("its run line passes no arguments" if not run.args else
+                      f"its run line passes `{bad}`, not a number" if bad is not None else None)
+    if why:
+        return {**row, "program_args_run": f"skipped: {os.path.basename(run.path or 'Makefile')}: {why}"}
+    try:
+        p = subprocess.run([sys.executable, os.path.abspath(__file__), "--derive", path, "--args",
+                            shlex.join(run.args)], cwd=ROOT, capture_output=True, text=True, timeout=timeout * 2 + 60)
+        derived = json.loads(p.stdout) if p.returncode == 0 else []
+    except (subprocess.TimeoutExpired, ValueError):
+        derived = []
+    ds = [d for d in derived if d["kernel"].split("<")[0] == k]
+    problems = [d["problems"][0] for d in ds if d["problems"]]
+    if not ds or problems:
+        return {**row, "program_args_run": f"underived: {problems[0] if problems else 'no case derived'}"}
+    again = _verify_instances(prog_dir, path, k, ds, targets, timeout, run.args)
+    shown = " ".join(run.args)
+    if again["verdict"] != "agree":     # the bounds too: in bounds there, a GPU run against CUDA can decide
+        bounds = f" (bounds {again['bounds']})" if again.get("bounds") else ""
+        return {**row, "program_args_run": f"{again['verdict']} at {shown}: {again.get('why', '')}{bounds}"}
+    return {**again, "file": row.get("file"), "program_args": shown,
+            "why": f"agree at the program's run arguments `{shown}` (Makefile `run:`: {run.line}); at the assumed "
+                   f"sizes: {row['verdict']}: {row.get('why', '')}"}
 
 
 INSTANCES = 3                   # instances of a template kernel run (derive.py gives up to 4)
@@ -499,6 +518,8 @@ def verify_totals(results: dict) -> dict:
                 tot["agree, finite inputs only"] += 1
             if row.get("program_inputs"):
                 tot[PROGRAM_RANGES] += 1
+            if row.get("program_args"):
+                tot[RUN_ARGS] += 1
             if row["verdict"] == "agree" and str(row.get("bounds", "")).startswith("unchecked"):
                 tot["agree, bounds unchecked"] += 1     # Oclgrind gave no answer: not "found in bounds"
             if row.get("explained"):
@@ -513,7 +534,8 @@ def verify_markdown(results: dict) -> str:
              f"{t.get('valid kernels in .cu files', 0)}): derived {t.get('derived', 0)}, "
              + ", ".join(f"{v} {t.get(v, 0)}" for v in VERDICTS) + f" (explained by hand: {explained}; agree on "
              f"finite inputs only: {t.get('agree, finite inputs only', 0)}; on the program's input ranges "
-             f"(bench/breadth_inputs.json) only: {t.get(PROGRAM_RANGES, 0)}; agree with bounds unchecked by "
+             f"(bench/breadth_inputs.json) only: {t.get(PROGRAM_RANGES, 0)}; at the program's run arguments (its "
+             f"Makefile's `run:`) only: {t.get(RUN_ARGS, 0)}; agree with bounds unchecked by "
              f"Oclgrind: {t.get('agree, bounds unchecked', 0)})", "",
              "| program | kernel | targets | sizes | verdict | detail |", "|---|---|---|---|---|---|"]
     for prog, r in results.items():
@@ -585,10 +607,15 @@ def main(argv=None) -> int:
                          "instead (default: it fails)")
     ap.add_argument("--verify-targets", default="vulkan,opencl",
                     help="targets --verify runs where the translation is valid; cuda adds the original (a GPU)")
+    ap.add_argument("--verify-run-args", action="store_true",
+                    help="--verify at each program's Makefile `run:` arguments only (cuport verify --args), not at "
+                         "the assumed sizes first: for a GPU run of kernels the CPU found out of bounds at the "
+                         "assumed sizes and in bounds at the program's arguments")
     ap.add_argument("--reuse", metavar="RESULTS.json", help="take the translation results from an earlier --json "
                     "of the same list and commit instead of translating again (for --verify)")
     if argv is None and sys.argv[1:2] == ["--derive"]:
-        json.dump(_derive_json(sys.argv[2]), sys.stdout)
+        given = shlex.split(sys.argv[4]) if sys.argv[3:4] == ["--args"] and len(sys.argv) > 4 else None
+        json.dump(_derive_json(sys.argv[2], given), sys.stdout)
         return 0
     if argv is None and sys.argv[1:2] == ["--explain"]:
         # `breadth.py --explain RESULTS.json`: re-read bench/breadth_verify_notes.json into saved results (the
@@ -629,7 +656,8 @@ def main(argv=None) -> int:
     if args.verify:                     # after translation: one kernel at a time (lavapipe takes every core)
         for p in progs:
             results[p]["verify"] = verify_program(os.path.join(src, p), results[p], args.verify_timeout,
-                                                  tuple(t.strip() for t in args.verify_targets.split(",")))
+                                                  tuple(t.strip() for t in args.verify_targets.split(",")),
+                                                  args.verify_run_args)
         explain(results)
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)

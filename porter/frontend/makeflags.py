@@ -204,3 +204,62 @@ def _flags(path: str, env: dict) -> MakeFlags:
                     res.defines.append(t[2:])
             i += 1
     return res
+
+
+@dataclass
+class RunLine:
+    """The command a Makefile's `run:` target runs the program with: `args` (argv[1..]) and the line; or `why`
+    there is none to read (no Makefile, no `run:` target, no `./program` command, make variables in the
+    arguments)."""
+    path: str | None = None
+    line: str | None = None
+    args: list | None = None
+    why: str | None = None
+
+
+_SHELL_END = {";", "&&", "||", "|", ">", ">>", "<", "2>", "2>&1", "&"}
+
+
+def run_line(path: str, target: str = "run") -> RunLine:
+    """The arguments the Makefile of `path` (a program directory or one of its files; find_makefile) runs the
+    program with: the first recipe line of `target` that runs `./NAME` (`$(LAUNCHER) ./$(program) 1000000 1000
+    11 1` gives ["1000000", "1000", "11", "1"]); make is never run. Arguments that name make variables are not
+    guessed (why says so)."""
+    mk = find_makefile(path)
+    if mk is None:
+        return RunLine(why="no Makefile")
+    try:
+        with open(mk, encoding="utf-8", errors="replace") as fh:
+            text = fh.read(MAX_BYTES)
+    except OSError as e:
+        return RunLine(path=mk, why=f"cannot read it: {e.strerror or e}")
+    head = re.compile(rf"^{re.escape(target)}\s*:(?!=)")
+    lines = text.splitlines()
+    for i, raw in enumerate(lines):
+        if not head.match(raw):
+            continue
+        j = i + 1
+        while j < len(lines) and (lines[j].startswith("\t") or not lines[j].strip()):
+            cmd = lines[j].strip()
+            j += 1
+            while cmd.endswith("\\") and j < len(lines):
+                cmd, j = cmd[:-1] + " " + lines[j].strip(), j + 1
+            if not cmd or cmd.startswith("#"):
+                continue
+            try:
+                toks = shlex.split(cmd, comments=True)
+            except ValueError:
+                continue
+            at = next((k for k, t in enumerate(toks) if t.startswith("./")), None)
+            if at is None:
+                continue
+            args = []
+            for t in toks[at + 1:]:
+                if t in _SHELL_END or t.startswith((">", "<", "2>")):
+                    break
+                args.append(t)
+            if any("$" in a for a in args):
+                return RunLine(path=mk, line=cmd, why=f"its `{target}:` arguments name make variables: not read")
+            return RunLine(path=mk, line=cmd, args=args)
+        return RunLine(path=mk, why=f"its `{target}:` target runs no `./PROGRAM` command")
+    return RunLine(path=mk, why=f"no `{target}:` target")

@@ -57,6 +57,14 @@ def _size_set(text: str) -> dict[str, int]:
     return out
 
 
+def _program_args(text: str) -> list[str]:
+    import shlex
+    try:
+        return shlex.split(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"cannot split {text!r} into arguments: {e}") from None
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", metavar="PATH",
                         help="example directories (searched for verify_spec.py), spec files or .cu files")
@@ -89,6 +97,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "range: arrays uniform(lo, hi), full(v), zeros(), ones(), arange([m]), below(expr); "
                              "scalars a number (the program's own data ranges, where random data is meaningless "
                              "to the kernel: a solver that does not pivot, a model in physical units; repeatable)")
+    parser.add_argument("--args", type=_program_args, default=None, metavar="'ARG ARG ...'",
+                        help="without a spec: the program's command-line arguments (argv[1..], as its Makefile's "
+                             "`run:` gives them); a size the host reads with `atoi(argv[K])` takes argument K "
+                             "instead of the 1000 assumed, and the sizes are then halved until every buffer and "
+                             "launch is at most 2^20 elements (the kernel refused when they cannot be)")
     parser.add_argument("--output-format", choices=["table", "json"], default="table")
     parser.add_argument("--bench", action="store_true",
                         help="time the kernels at the bench size: one fresh process per case and target, warm-up "
@@ -117,7 +130,7 @@ def main(args: argparse.Namespace) -> int:
     from porter.source import special_kind
     from porter.verify.nospec import derived_cases, selected, wants_derivation, write_init
     if getattr(args, "init", False):
-        return write_init(args.paths, getattr(args, "portability_fixes", False))
+        return write_init(args.paths, getattr(args, "portability_fixes", False), getattr(args, "args", None))
     specs, failed, refused = [], False, False
     wanted = _wanted(args.kernels)
     for path in args.paths:             # a bad path costs only itself
@@ -130,13 +143,17 @@ def main(args: argparse.Namespace) -> int:
             if wants_derivation(path, getattr(args, "no_spec", False)):
                 found, why_not = derived_cases(path, getattr(args, "portability_fixes", False), wanted,
                                                finite=getattr(args, "finite_inputs", False),
-                                               inputs=_merged(getattr(args, "inputs", None)))
+                                               inputs=_merged(getattr(args, "inputs", None)),
+                                               args=getattr(args, "args", None), sizes_given=bool(args.sizes))
                 refused = refused or why_not
                 specs += found
                 continue
             if getattr(args, "inputs", None):  # a spec's init says its inputs: never silently ignore the option
                 raise SpecError(f"{path}: --inputs sets the inputs of derived cases (no verify_spec.py); edit the "
                                 f"spec's init= instead")
+            if getattr(args, "args", None) is not None:
+                raise SpecError(f"{path}: --args sizes derived cases (no verify_spec.py); edit the spec's sizes= "
+                                f"instead")
             found = find_specs([path])
             if not found and os.path.isdir(path):
                 raise SpecError(f"{path}: no verify_spec.py found")

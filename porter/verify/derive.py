@@ -446,7 +446,11 @@ def _from_site(model, fn, site, args, sym: _Sym, d: Derived) -> None:
                 d.problems.append(Problem(p.name, f"'{p.name}': {e}"))
                 continue
             if not known:
-                value, words = _run_time_value(sym, b.ref, HEURISTIC_SIZE)
+                try:
+                    value, words = _run_time_value(sym, b.ref, HEURISTIC_SIZE)
+                except Unknown as e:    # --args names a file where the program reads a size
+                    d.problems.append(Problem(p.name, f"'{p.name}': {e}"))
+                    continue
                 sym.size_name(b.ref, value, f"{{name}} is decided at run time ({sym.where(b.ref)}): {words} "
                                             "(--sizes {name}=N)", p.name)
     try:
@@ -751,8 +755,16 @@ def _bool_scalar(sym: _Sym, d: Derived, p, arg) -> PDesc:
 # ---------------------------------------------------------------------------------------------------------------
 # a file
 
-def derive_file(path: str) -> list[Derived]:
-    """A Derived for each kernel with a body in the file (parse errors are left to the translators)."""
+def derive_file(path: str, args=None) -> list[Derived]:
+    """A Derived for each kernel with a body in the file (parse errors are left to the translators). `args`: the
+    program's command-line arguments (argv[1..], `cuport verify --args`) for the sizes it reads from them
+    (derive_args.py); None: such sizes are assumed."""
+    from porter.verify.derive_args import program_args
+    with program_args(args):
+        return _derive_file(path)
+
+
+def _derive_file(path: str) -> list[Derived]:
     from porter.analysis.launch import site_kernel
     model, lines = _unit_model(path)
     hosts = _Hosts(path)

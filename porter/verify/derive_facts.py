@@ -72,6 +72,10 @@ def _run_time_value(sym, decl, fallback: int) -> tuple[int, str]:
     program accepts (its refusals: `if (dim > 32) return 1;` makes 1000 into 32), and "N assumed, ..."."""
     if decl is None or decl.kind != "VAR_DECL":
         return fallback, f"{fallback} assumed"
+    from porter.verify.derive_args import argv_value
+    got = argv_value(decl)              # `cuport verify --args`: the program's own argument, not a guess
+    if got is not None:
+        return got[1], f"{got[1]}, the program's argument {got[0]} (--args)"
     lo, hi, mult, why = None, None, 1, []
     for op, k, s in _refusals(decl):
         if op == ">":

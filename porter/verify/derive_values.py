@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from porter.verify.derive_args import argv_value
 from porter.verify.derive_host import (Underivable, Unknown, _BRANCHES, _FUNCTIONS, _INPUT_CALLS, _LOOPS, _WRAPPERS,
                                        _bare, _initialiser, _inside, _refers_to, _tidy)
 
@@ -380,6 +381,12 @@ def _at_launch(sym, decl, at=None):
                 return ("runtime", None, None)
             continue
         if value is not None and text is None and _INPUT_CALLS.search(w.children[1].text or ""):
+            try:
+                given = argv_value(decl) is not None
+            except Unknown:             # not a number: _run_time_value says so where a problem is recorded
+                given = True
+            if given:
+                return ("runtime", None, None)  # --args gives that argument: _run_time_value takes it
             note = f"`{decl.spelling}` may be set from the command line ({where(w)}): its default " \
                    f"`{' '.join(value.text.split())}` taken"
             continue

@@ -100,10 +100,10 @@ def apply_inputs(d, inputs: dict) -> list[str]:
     return used
 
 
-def _derive(path: str):
+def _derive(path: str, args=None):
     from porter.verify.derive import derive_file
     try:
-        derived = derive_file(path)
+        derived = derive_file(path, args)
     except Exception as e:                 # the frontend failed on this file: the file's problem, not ours
         raise SpecError(f"{path}: cannot derive verify cases: {type(e).__name__}: {e}") from None
     if not derived:
@@ -117,14 +117,17 @@ def selected(kernel: str, wanted: set) -> bool:
 
 
 def derived_cases(path: str, portability_fixes: bool, wanted: set | None = None,
-                  finite: bool = False, inputs: dict | None = None) -> tuple[list, bool]:
+                  finite: bool = False, inputs: dict | None = None, args=None,
+                  sizes_given: bool = False) -> tuple[list, bool]:
     """([(path, cases)], refused): a differential Case per derivable kernel; the others are reported. With
     `wanted` (--kernels), only those kernels (or a template kernel's instances, by its bare name); `finite`
     (--finite-inputs): uniform(-1, 1) where special values were derived; `inputs` (--inputs): the user's values
-    for the named parameters (parse_inputs), an error when no selected kernel has one of them."""
+    for the named parameters (parse_inputs), an error when no selected kernel has one of them; `args` (--args):
+    the program's command-line arguments for the sizes it reads from them, the sizes then brought under
+    sizecap.VERIFY_CAP as bench/breadth.py does (or the kernel refused) unless `sizes_given` (--sizes decides)."""
     from porter.verify.derive import case_from_dict
-    cases, refused, used = [], False, set()
-    for d in _derive(path):
+    cases, refused, used, from_args = [], False, set(), False
+    for d in _derive(path, args):
         if wanted and not selected(d.kernel, wanted):
             continue
         where = f"{d.defined_in or path}:{d.line}: {d.kernel}"
@@ -141,11 +144,21 @@ def derived_cases(path: str, portability_fixes: bool, wanted: set | None = None,
             used.update(apply_inputs(d, inputs))
         for note in d.notes:
             _say(f"note: {where}: {note}")
+        doc = d.as_dict(portability_fixes)
+        mine = args is not None and any("(--args)" in n for n in d.notes)
+        if mine:                        # a size the arguments give: brought under the cap
+            from_args = True
+            if not sizes_given and not _capped(doc, where, path):
+                refused = True
+                continue
         try:
-            cases.append(case_from_dict(d.as_dict(portability_fixes)))
+            cases.append(case_from_dict(doc))
         except SpecError as e:             # what was derived does not make a case: say it, do not trace back
             refused = True
             _say(f"{where}: the derived case is not usable ({e}). Write a spec with `cuport verify --init {path}`")
+    if args is not None and not from_args and (cases or not refused):
+        _say(f"note: {path}: --args: no size of the kernels verified is read from the program's arguments "
+             "(`atoi(argv[K])`): the sizes are derived as without it")
     unknown = sorted(set(inputs or ()) - used)
     if unknown and (cases or not refused):
         raise SpecError(f"{path}: --inputs names {', '.join(unknown)}: no input parameter of that name in the "
@@ -157,8 +170,25 @@ def derived_cases(path: str, portability_fixes: bool, wanted: set | None = None,
     return ([(Path(path), cases)] if cases else []), refused
 
 
-def write_init(paths: list[str], portability_fixes: bool) -> int:
-    """Write verify_spec.py beside the given source files (one per directory); never overwrite one."""
+def _capped(doc: dict, where: str, path: str) -> bool:
+    """The derived case `doc` with its sizes brought under sizecap.VERIFY_CAP (the program's arguments size buffers
+    in the GBs: adjacent's 100M elements); False, said, when they cannot be."""
+    from porter.verify.sizecap import VERIFY_CAP, cap_sizes
+    sizes, why = cap_sizes(doc)
+    if why:
+        _say(f"{where}: {why}; give smaller sizes with --sizes, or write a spec with `cuport verify --init {path}`")
+        return False
+    if sizes != doc["sizes"][0]:
+        shown = ",".join(f"{k}={v}" for k, v in sizes.items())
+        _say(f"note: {where}: the sizes the arguments give are brought under {VERIFY_CAP} elements per buffer and "
+             f"threads per launch: {shown} (--sizes to choose others)")
+        doc["sizes"] = [sizes]
+    return True
+
+
+def write_init(paths: list[str], portability_fixes: bool, args=None) -> int:
+    """Write verify_spec.py beside the given source files (one per directory); never overwrite one. `args`
+    (--args): the program's arguments give the sizes it reads from them (not capped: the spec is edited)."""
     from porter.verify.derive import skeleton
     by_dir: dict[Path, list[str]] = {}
     for path in paths:
@@ -177,7 +207,7 @@ def write_init(paths: list[str], portability_fixes: bool) -> int:
             return 2
     for folder, files in by_dir.items():
         try:
-            derived = [d for f in files for d in _derive(f)]
+            derived = [d for f in files for d in _derive(f, args)]
         except SpecError as e:
             _say(f"error: {e}")
             return 2
