@@ -250,13 +250,13 @@ INPUTS = os.path.join(ROOT, "bench", "breadth_inputs.json")
 PROGRAM_RANGES = "agree, program's input ranges"
 
 
-def program_inputs(prog: str, kernel: str, path: str = INPUTS) -> dict | None:
+def program_inputs(prog: str, kernel: str, path: str | None = None) -> dict | None:
     """The label {"inputs": "--inputs text", "source": "where the program sets them"} of one kernel, or None.
     bench/breadth_inputs.json holds, for kernels whose derived random inputs make the computation itself
     meaningless (a tridiagonal solver without pivoting on random diagonals, a neuron model at 1e30 volts), the
     ranges the program's own host code gives its inputs, each with the line it comes from."""
     try:
-        labels = json.load(open(path))
+        labels = json.load(open(path or INPUTS))
     except (OSError, ValueError):
         return None
     return labels.get(f"{prog}/{kernel.split('<')[0]}")
@@ -431,14 +431,18 @@ def verify_program(prog_dir: str, res: dict, timeout: float, wanted=("vulkan", "
             if "cuda" in wanted:        # on a GPU: the CUDA original (NVRTC) beside the valid translations
                 targets = ["cuda"] + targets
             rel = os.path.relpath(path, prog_dir)
+            label = program_inputs(os.path.basename(prog_dir), k)
             bad = [d for d in ds if d["problems"]]
+            if bad and label and "configuration" in label:
+                out[k] = {**configured(prog_dir, rel, k, label, targets, timeout), "file": rel}
+                continue
             if bad:                     # an instance that does not derive leaves the kernel underived
                 out[k] = {"file": rel, "verdict": "underived", "why": bad[0]["problems"][0]}
                 continue
             rows = {}
             for d in ds[:INSTANCES]:
                 rows[d["kernel"]] = verify_kernel(path, d["case"], targets, timeout,
-                                                  program_inputs(os.path.basename(prog_dir), k))
+                                                  label if label and "inputs" in label else None)
                 print(f"  verify {os.path.basename(prog_dir)} {d['kernel']}: {rows[d['kernel']]['verdict']} "
                       f"{rows[d['kernel']].get('why', '')}"[:300], file=sys.stderr, flush=True)
             out[k] = _combine(rows)
@@ -447,6 +451,47 @@ def verify_program(prog_dir: str, res: dict, timeout: float, wanted=("vulkan", "
 
 
 INSTANCES = 3                   # instances of a template kernel run (derive.py gives up to 4)
+ALTERNATIVE = "agree, program's alternative configuration"
+
+
+def configured(prog_dir: str, rel: str, kernel: str, label: dict, targets: list, timeout: float) -> dict:
+    """The row of a kernel that only the program's other configuration launches (recursiveGaussian's
+    SimpleRecursiveRGBA, under `#if USE_SIMPLE_FILTER`, which main.h sets to 0): the program copied (its
+    siblings linked, for the Makefile's -I ../x) with the one line the label names changed as the program's own
+    comment offers, derived and verified there. The line must read as the label expects; an agreement is marked
+    "configuration" and counted apart."""
+    import shutil
+    import tempfile
+    conf = label["configuration"]
+    src = os.path.join(prog_dir, conf["file"])
+    lines = open(src).read().split("\n")
+    if lines[conf["line"] - 1].strip() != conf["from"]:
+        return {"verdict": "underived", "why": f"configuration: {conf['file']} line {conf['line']} is not "
+                f"`{conf['from']}`: {lines[conf['line'] - 1].strip()!r}"}
+    with tempfile.TemporaryDirectory(prefix="breadth-conf-") as tmp:
+        parent = os.path.dirname(os.path.abspath(prog_dir))
+        for sib in os.listdir(parent):
+            if sib != os.path.basename(prog_dir):
+                os.symlink(os.path.join(parent, sib), os.path.join(tmp, sib))
+        copy = os.path.join(tmp, os.path.basename(prog_dir))
+        shutil.copytree(prog_dir, copy, symlinks=True)
+        lines[conf["line"] - 1] = conf["to"]
+        with open(os.path.join(copy, conf["file"]), "w") as f:
+            f.write("\n".join(lines))
+        path = os.path.join(copy, rel)
+        p = subprocess.run([sys.executable, os.path.abspath(__file__), "--derive", path], cwd=ROOT,
+                           capture_output=True, text=True, timeout=timeout * 2 + 60)
+        ds = [d for d in (json.loads(p.stdout) if p.returncode == 0 else []) if d["kernel"].split("<")[0] == kernel]
+        where = f"{conf['file']}:{conf['line']} `{conf['to']}`"
+        if not ds or any(d["problems"] for d in ds):
+            why = ds[0]["problems"][0] if ds else "not derived"
+            return {"verdict": "underived", "why": f"with {where}: {why}"}
+        rows = {d["kernel"]: verify_kernel(path, d["case"], targets, timeout) for d in ds[:INSTANCES]}
+        row = _combine(rows)
+    row = {**row, "configuration": where}
+    if row["verdict"] == "agree":
+        row["why"] = f"agree in the program's alternative configuration {where} ({label['source']})"
+    return row
 
 
 def _combine(rows: dict) -> dict:
@@ -499,6 +544,8 @@ def verify_totals(results: dict) -> dict:
                 tot["agree, finite inputs only"] += 1
             if row.get("program_inputs"):
                 tot[PROGRAM_RANGES] += 1
+            if row.get("configuration") and row["verdict"] == "agree":
+                tot[ALTERNATIVE] += 1
             if row["verdict"] == "agree" and str(row.get("bounds", "")).startswith("unchecked"):
                 tot["agree, bounds unchecked"] += 1     # Oclgrind gave no answer: not "found in bounds"
             if row.get("explained"):
@@ -513,7 +560,8 @@ def verify_markdown(results: dict) -> str:
              f"{t.get('valid kernels in .cu files', 0)}): derived {t.get('derived', 0)}, "
              + ", ".join(f"{v} {t.get(v, 0)}" for v in VERDICTS) + f" (explained by hand: {explained}; agree on "
              f"finite inputs only: {t.get('agree, finite inputs only', 0)}; on the program's input ranges "
-             f"(bench/breadth_inputs.json) only: {t.get(PROGRAM_RANGES, 0)}; agree with bounds unchecked by "
+             f"(bench/breadth_inputs.json) only: {t.get(PROGRAM_RANGES, 0)}; in the program's alternative "
+             f"configuration (bench/breadth_inputs.json): {t.get(ALTERNATIVE, 0)}; agree with bounds unchecked by "
              f"Oclgrind: {t.get('agree, bounds unchecked', 0)})", "",
              "| program | kernel | targets | sizes | verdict | detail |", "|---|---|---|---|---|---|"]
     for prog, r in results.items():

@@ -28,7 +28,8 @@ def wants_derivation(path: str, no_spec: bool) -> bool:
         return False                       # a broken spec is reported by the normal path
 
 
-INPUT_KINDS = {"uniform": 2, "full": 1, "zeros": 0, "ones": 0, "arange": (0, 1), "below": 1, "special": (0, 1)}
+INPUT_KINDS = {"uniform": 2, "full": 1, "zeros": 0, "ones": 0, "arange": (0, 1), "below": 1, "special": (0, 1),
+               "chain": (0, 1)}
 
 
 def parse_inputs(text: str) -> dict:
@@ -43,7 +44,7 @@ def parse_inputs(text: str) -> dict:
         name, value = name.strip(), value.strip()
         if not eq or not name.isidentifier() or not value:
             raise ValueError(f"expected NAME=uniform(lo, hi)|full(v)|zeros()|ones()|arange([m])|below(expr)|"
-                             f"special([f])|NUMBER, got {item.strip()!r}")
+                             f"special([f])|chain([shift])|NUMBER, got {item.strip()!r}")
         m = re.fullmatch(r"(\w+)\s*\((.*)\)", value, re.S)
         if m is None:
             try:
@@ -71,6 +72,11 @@ def parse_inputs(text: str) -> dict:
             nums = tuple(float(a) for a in args)
         except ValueError:
             raise ValueError(f"{name}: {kind}() takes numbers, got {m.group(2)!r}") from None
+        if kind == "chain":                 # a shift in bits: an integer
+            if any(v != int(v) for v in nums):
+                raise ValueError(f"{name}: chain() takes an integer shift, got {m.group(2)!r}")
+            out[name] = (kind, tuple(int(v) for v in nums))
+            continue
         if kind == "uniform" and not nums[0] < nums[1]:
             raise ValueError(f"{name}: uniform({args[0]}, {args[1]}) is an empty range")
         out[name] = (kind, tuple(int(v) for v in nums) if kind == "arange" else nums)
