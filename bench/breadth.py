@@ -262,11 +262,13 @@ def program_inputs(prog: str, kernel: str, path: str | None = None) -> dict | No
     return labels.get(f"{prog}/{kernel.split('<')[0]}")
 
 
-def verify_kernel(path: str, case: dict, targets: list, timeout: float, label: dict | None = None) -> dict:
+def verify_kernel(path: str, case: dict, targets: list, timeout: float, label: dict | None = None,
+                  given: dict | None = None) -> dict:
     """One derived kernel, run on `targets` at capped sizes; twice on disagreement (same inputs, same seed): runs
     that change between the two are nondeterministic, as the CUDA original would be. A disagreement on derived
     inputs is run again on the program's input ranges where `label` (program_inputs) gives them: agreeing there
-    counts as agree, marked "program_inputs" and counted apart."""
+    counts as agree, marked "program_inputs" and counted apart. `given`: a label whose inputs give a scalar
+    derive could not (problems_given): every run takes them, the row marked "program_inputs" too."""
     row = {"file": os.path.basename(path), "sizes": dict(case["sizes"][0]), "targets": targets}
     if not re.search(r"\b(out|inout)\b", case["signature"]):
         return {**row, "verdict": "failed", "why": "no output buffer: nothing to compare"}
@@ -283,6 +285,8 @@ def verify_kernel(path: str, case: dict, targets: list, timeout: float, label: d
     if cmd is None:
         cmd = [sys.executable, "-m", "porter", "verify", path, "--kernels", case["kernel"], "--portability-fixes",
                "--targets", ",".join(targets), "--output-format", "json", "-j", "1", "--timeout", str(timeout)]
+    if given:
+        cmd += ["--inputs", given["inputs"]]
 
     def once(extra=()):
         try:
@@ -308,8 +312,13 @@ def verify_kernel(path: str, case: dict, targets: list, timeout: float, label: d
             if again["verdict"] == "agree":
                 out = {**again, "finite_inputs": True,
                        "why": f"agree with finite inputs (--finite-inputs); with special values: {out['why']}"}
-    extra = []
-    if label and (out["verdict"] == "disagree" or out["verdict"] == "failed" and "timeout" in out.get("why", "")):
+    extra = ["--inputs", given["inputs"]] if given else []
+    if given:
+        out = {**out, "program_inputs": given["inputs"],
+               "why": f"{out['verdict']} on the program's value ({given['source']})"
+                      + (f": {out['why']}" if out.get("why") else "")}
+    if label and not given and (out["verdict"] == "disagree"
+                                or out["verdict"] == "failed" and "timeout" in out.get("why", "")):
         # a loop whose end the data decides (sampling's draws of k distinct columns out of ncols) hangs on random
         # inputs as it does in CUDA: the program's inputs are the case
         labelled, err = once(["--inputs", label["inputs"]])
@@ -432,7 +441,8 @@ def verify_program(prog_dir: str, res: dict, timeout: float, wanted=("vulkan", "
                 targets = ["cuda"] + targets
             rel = os.path.relpath(path, prog_dir)
             label = program_inputs(os.path.basename(prog_dir), k)
-            bad = [d for d in ds if d["problems"]]
+            given = label if problems_given(ds, label) else None
+            bad = [d for d in ds if d["problems"] and not given]
             if bad and label and "configuration" in label:
                 out[k] = {**configured(prog_dir, rel, k, label, targets, timeout), "file": rel}
                 continue
@@ -442,12 +452,24 @@ def verify_program(prog_dir: str, res: dict, timeout: float, wanted=("vulkan", "
             rows = {}
             for d in ds[:INSTANCES]:
                 rows[d["kernel"]] = verify_kernel(path, d["case"], targets, timeout,
-                                                  label if label and "inputs" in label else None)
+                                                  label if label and "inputs" in label else None, given=given)
                 print(f"  verify {os.path.basename(prog_dir)} {d['kernel']}: {rows[d['kernel']]['verdict']} "
                       f"{rows[d['kernel']].get('why', '')}"[:300], file=sys.stderr, flush=True)
             out[k] = _combine(rows)
             out[k]["file"] = rel
     return out
+
+
+def problems_given(ds: list, label: dict | None) -> bool:
+    """Whether the label's inputs give every scalar the derivation could not (streamcluster's `x`, a point index
+    the program takes from its data: `--inputs` sets it and `cuport verify` drops the problem); instances with no
+    problem at all do not count."""
+    if not label or "inputs" not in label or not any(d["problems"] for d in ds):
+        return False
+    sys.path.insert(0, ROOT)
+    from porter.verify.nospec import parse_inputs
+    named = {k for k, v in parse_inputs(label["inputs"]).items() if not isinstance(v, tuple)}
+    return all(p.split(":")[0] in named for d in ds for p in d["problems"])
 
 
 INSTANCES = 3                   # instances of a template kernel run (derive.py gives up to 4)

@@ -261,7 +261,7 @@ def test_verify_targets_add_the_cuda_original_on_a_gpu(tmp_path, monkeypatch):
     prog = tmp_path / "prog-cuda"
     shutil.copytree(PROG, prog)
     seen = {}
-    monkeypatch.setattr(b, "verify_kernel", lambda path, case, targets, timeout, label=None: seen.setdefault(
+    monkeypatch.setattr(b, "verify_kernel", lambda path, case, targets, timeout, label=None, given=None: seen.setdefault(
         case["kernel"], list(targets)) and {"verdict": "agree"})
     res = {"glsl": {"kernels": {"scale": "valid", "shift": "CP907 x"}},
            "opencl": {"kernels": {"scale": "valid", "shift": "valid"}}}

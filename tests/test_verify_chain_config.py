@@ -174,3 +174,58 @@ def test_the_configuration_labels_name_a_line_and_where_the_program_offers_it():
         c = label["configuration"]
         assert set(c) == {"file", "line", "from", "to"} and c["from"] != c["to"] and "inputs" not in label
         assert re.search(rf"{re.escape(c['file'])}:[\d-]*\b{c['line']}\b", label["source"]), label["source"]
+
+
+# ------------------------------------------------------------------------------------------------------------
+# a scalar the source takes from the program's data (streamcluster's `x = feasible[x]`): the label gives it
+
+PICK = """__global__ void pick(const float *c, float *y, long x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = c[i] - c[x];
+}
+int main() {
+  const int n = 1000; float *c, *y;
+  int *feasible = (int *)malloc(n * sizeof(int));
+  for (int i = 0; i < n; i++) feasible[i] = i;
+  cudaMalloc(&c, n * sizeof(float)); cudaMalloc(&y, n * sizeof(float));
+  for (int j = 0; j < 3; j++) pick<<<(n + 255) / 256, 256>>>(c, y, feasible[j], n);
+}
+"""
+
+
+def test_inputs_give_a_scalar_derive_could_not_and_nothing_else(tmp_path, capsys):
+    from porter.verify.nospec import derived_cases, parse_inputs
+    src = tmp_path / "pick.cu"
+    src.write_text(PICK)
+    assert derived_cases(str(src), False) == ([], True)                 # `x` is not a size the source gives
+    assert derived_cases(str(src), False, inputs=parse_inputs("c=uniform(0,1)")) == ([], True)
+    ((_, (case,)),), refused = derived_cases(str(src), False, inputs=parse_inputs("x=7"))
+    assert not refused and case.make_args(case.sizes[0])["x"] == 7
+    assert "'x' = 7 from --inputs ('x': cannot express `feasible[j]` as a size)" in capsys.readouterr().err
+
+
+def test_breadth_runs_a_kernel_whose_label_gives_its_underived_scalar(monkeypatch):
+    b = _breadth()
+    ds = [{"kernel": "k", "problems": ["x: 'x': cannot express `feasible[j]` as a size"]}]
+    assert b.problems_given(ds, {"inputs": "x=1", "source": "main.cu:9"})
+    assert not b.problems_given(ds, {"inputs": "y=1", "source": "main.cu:9"})
+    assert not b.problems_given(ds, {"inputs": "x=uniform(0,4)", "source": "main.cu:9"})    # a scalar's value
+    assert not b.problems_given([{"kernel": "k", "problems": []}], {"inputs": "x=1", "source": "main.cu:9"})
+    assert not b.problems_given(ds + [{"kernel": "k2", "problems": ["grid: no launch"]}],
+                                {"inputs": "x=1", "source": "main.cu:9"})
+    calls = []
+    doc = {"results": [{"target": t, "variant": v, "status": "pass", "message": None}
+                       for t, v in (("vulkan", "sg4"), ("opencl", "-"))], "differential": []}
+
+    def fake_run(cmd, **kw):
+        calls.append(cmd)
+        return subprocess.CompletedProcess(cmd, 0, json.dumps(doc), "")
+    monkeypatch.setattr(b.subprocess, "run", fake_run)
+    case = {"path": "/x/main.cu", "kernel": "k", "signature": "c: f32[n] in, y: f32[n] out, x: i64 = 1, n: i32",
+            "grid": "cdiv(n, 256)", "block": "256", "shared_mem": "0", "sizes": [{"n": 64}], "init": {}, "tol": {},
+            "translate": {}}
+    given = {"inputs": "x=1", "source": "main.cu:9"}
+    row = b.verify_kernel("/x/main.cu", case, ["vulkan", "opencl"], 5, given, given)
+    assert all(c[c.index("--inputs") + 1] == "x=1" for c in calls) and len(calls) == 2     # the runs and Oclgrind
+    assert row["verdict"] == "agree" and row["program_inputs"] == "x=1"
+    assert row["why"] == "agree on the program's value (main.cu:9)"

@@ -134,6 +134,11 @@ def derived_cases(path: str, portability_fixes: bool, wanted: set | None = None,
         if wanted and not selected(d.kernel, wanted):
             continue
         where = f"{d.defined_in or path}:{d.line}: {d.kernel}"
+        if inputs:                         # a scalar the source does not give (streamcluster's `x`, an element
+            given = {p.name for p in d.params if p.shape is None and p.name in inputs}   # of its data): the
+            for p in [p for p in d.problems if p.what in given]:                         # user's value stands
+                d.problems.remove(p)
+                d.notes.append(f"'{p.what}' = {inputs[p.what]} from --inputs ({p.message})")
         if d.problems:
             refused = True
             _say(f"{where}: cannot derive a verify case: " + "; ".join(p.message for p in d.problems)
