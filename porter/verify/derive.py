@@ -538,9 +538,9 @@ def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) ->
     record = None
     if dtype is None:                   # Atom {float x, y, z; int type}: a spec struct with clang's layout
         dtype, record = _record(d, p, pointer=True, arg=arg)
-    if dtype is None and sym.types and "type-parameter" in (p.pointee or "") and "<" in pointee:
-        from porter.verify.derive_tmpl import template_record   # quicksort's block_record<T> of <uint>
-        from porter.verify.notation import parse_records
+    from porter.verify.derive_tmpl import is_instance, template_record
+    if dtype is None and sym.types and "type-parameter" in (p.pointee or "") and is_instance(pointee):
+        from porter.verify.notation import parse_records    # quicksort's block_record<T> of <uint>
         out = dict(d.structs)
         name = template_record(fn.node.model, pointee, out)
         if name in out:

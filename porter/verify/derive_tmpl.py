@@ -33,10 +33,18 @@ def _scalar(model, spelled: str) -> str | None:
     return dt
 
 
+_INSTANCE = re.compile(r"\s*(?:(?:const|volatile|struct|class)\s+)*([A-Za-z_]\w*)\s*<(.*)>\s*(?:const\s*)?")
+
+
+def is_instance(spelled: str) -> bool:
+    """`block_record<unsigned int>`, not a member type of one (`typename tile_traits<32, int>::input_t`)."""
+    return _INSTANCE.fullmatch(spelled or "") is not None
+
+
 def template_record(model, spelled: str, out: dict):
     """The spec name of the class-template instance spelled `Name<arg, ...>` (the instance's arguments already
     put in), its definition added to `out` {name: fields}; or a str saying why it is not built."""
-    m = re.fullmatch(r"\s*(?:(?:const|volatile|struct|class)\s+)*([A-Za-z_]\w*)\s*<(.*)>\s*(?:const\s*)?", spelled or "")
+    m = _INSTANCE.fullmatch(spelled or "")
     if m is None:
         return f"`{spelled}` is not a class template's instance"
     tname, args = m.group(1), _split_args(m.group(2))
