@@ -84,3 +84,49 @@ def test_a_template_struct_buffer_runs_and_agrees(tmp_path):
     doc = json.loads(p.stdout)
     assert [(r["case"].split("<")[1], r["status"]) for r in doc["results"]] == [
         ("float>", "pass"), ("float>", "pass"), ("double>", "pass"), ("double>", "pass")], doc["results"]
+
+
+# ------------------------------------------------------------------------------------------------------------
+# a count read back from the device that the program allocates for (marchingCubes' countedBlockNumLv1,
+# nonzero's h_nzeros): a run-time count, its buffers following it
+
+COUNT = """#include <cstdlib>
+__global__ void count_pos(const float *x, unsigned *cnt, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n && x[i] > 0.0f) atomicAdd(cnt, 1u);
+}
+__global__ void fill(float *y, const float *x, unsigned m) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < m) y[i] = 2.0f * x[i % 7] + (float)i;
+}
+int main(int argc, char **argv) {
+  const int n = 4096; float *x, *y; unsigned *d_cnt, m;
+  cudaMalloc(&x, n * sizeof(float)); cudaMalloc(&d_cnt, sizeof(unsigned));
+  count_pos<<<n / 256, 256>>>(x, d_cnt, n);
+  cudaMemcpy(&m, d_cnt, sizeof(unsigned), cudaMemcpyDeviceToHost);
+  {ALLOC}
+  fill<<<(m + 255) / 256, 256>>>(y, x, m);
+}
+"""
+
+
+def test_a_count_read_back_and_allocated_for_is_a_run_time_count(tmp_path):
+    src = tmp_path / "count.cu"
+    src.write_text(COUNT.replace("{ALLOC}", "size_t bytes = m * sizeof(float); cudaMalloc(&y, bytes);"))
+    d = next(d for d in derive_file(str(src)) if d.kernel == "fill")
+    assert d.problems == [] and d.signature == "y: f32[m] out, x: f32[4096] in, m: u32" and d.sizes == {"m": 1000}
+    assert "`m` is read back from the device (`cudaMemcpy` at line 14) and the program allocates for it " \
+           "(`cudaMalloc` at line 15): a count decided at run time" in d.notes
+
+
+@pytest.mark.parametrize("alloc", [
+    "cudaMalloc(&y, 1000 * sizeof(float));",                       # allocated, but not for the count
+    "cudaMalloc(&y, n * sizeof(float));",
+])
+def test_a_value_read_back_that_nothing_is_allocated_for_stays_a_problem(tmp_path, alloc):
+    src = tmp_path / "count.cu"
+    src.write_text(COUNT.replace("{ALLOC}", alloc))
+    d = next(d for d in derive_file(str(src)) if d.kernel == "fill")
+    assert {p.what for p in d.problems} >= {"m", "grid"}
+    assert all("`m` is read back from the device (`cudaMemcpy` at line 14)" in p.message
+               for p in d.problems if p.what in ("m", "grid"))
