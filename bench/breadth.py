@@ -202,25 +202,26 @@ INPUTS = os.path.join(ROOT, "bench", "breadth_inputs.json")
 PROGRAM_RANGES = "agree, program's input ranges"
 
 
-def program_inputs(prog: str, kernel: str, path: str = INPUTS) -> dict | None:
+def program_inputs(prog: str, kernel: str, path: str | None = None) -> dict | None:
     """The label {"inputs": "--inputs text", "source": "where the program sets them"} of one kernel, or None.
     bench/breadth_inputs.json holds, for kernels whose derived random inputs make the computation itself
     meaningless (a tridiagonal solver without pivoting on random diagonals, a neuron model at 1e30 volts), the
     ranges the program's own host code gives its inputs, each with the line it comes from."""
     try:
-        labels = json.load(open(path))
+        labels = json.load(open(path or INPUTS))
     except (OSError, ValueError):
         return None
     return labels.get(f"{prog}/{kernel.split('<')[0]}")
 
 
 def verify_kernel(path: str, case: dict, targets: list, timeout: float, label: dict | None = None,
-                  args: list | None = None) -> dict:
+                  args: list | None = None, given: dict | None = None) -> dict:
     """One derived kernel, run on `targets` at capped sizes; twice on disagreement (same inputs, same seed): runs
     that change between the two are nondeterministic, as the CUDA original would be. A disagreement on derived
     inputs is run again on the program's input ranges where `label` (program_inputs) gives them: agreeing there
     counts as agree, marked "program_inputs" and counted apart. `args`: the case was derived with the program's
-    command-line arguments (run_args_retry), which verify is given too."""
+    command-line arguments (run_args_retry), which verify is given too. `given`: a label whose inputs give a scalar
+    derive could not (problems_given): every run takes them, the row marked "program_inputs" too."""
     row = {"file": os.path.basename(path), "sizes": dict(case["sizes"][0]), "targets": targets}
     if not re.search(r"\b(out|inout)\b", case["signature"]):
         return {**row, "verdict": "failed", "why": "no output buffer: nothing to compare"}
@@ -237,8 +238,10 @@ def verify_kernel(path: str, case: dict, targets: list, timeout: float, label: d
     if cmd is None:
         cmd = [sys.executable, "-m", "porter", "verify", path, "--kernels", case["kernel"], "--portability-fixes",
                "--targets", ",".join(targets), "--output-format", "json", "-j", "1", "--timeout", str(timeout)]
-    given = ["--args", shlex.join(args)] if args is not None else []
-    cmd += given
+    argv = ["--args", shlex.join(args)] if args is not None else []
+    cmd += argv
+    if given:
+        cmd += ["--inputs", given["inputs"]]
 
     def once(extra=()):
         try:
@@ -264,8 +267,13 @@ def verify_kernel(path: str, case: dict, targets: list, timeout: float, label: d
             if again["verdict"] == "agree":
                 out = {**again, "finite_inputs": True,
                        "why": f"agree with finite inputs (--finite-inputs); with special values: {out['why']}"}
-    extra = []
-    if label and (out["verdict"] == "disagree" or out["verdict"] == "failed" and "timeout" in out.get("why", "")):
+    extra = ["--inputs", given["inputs"]] if given else []
+    if given:
+        out = {**out, "program_inputs": given["inputs"],
+               "why": f"{out['verdict']} on the program's value ({given['source']})"
+                      + (f": {out['why']}" if out.get("why") else "")}
+    if label and not given and (out["verdict"] == "disagree"
+                                or out["verdict"] == "failed" and "timeout" in out.get("why", "")):
         # a loop whose end the data decides (sampling's draws of k distinct columns out of ncols) hangs on random
         # inputs as it does in CUDA: the program's inputs are the case
         labelled, err = once(["--inputs", label["inputs"]])
@@ -281,7 +289,7 @@ def verify_kernel(path: str, case: dict, targets: list, timeout: float, label: d
             else:
                 out["program_inputs_run"] = f"{again['verdict']}: {again.get('why', '')}"
     if "opencl" in targets:             # agreeing runs of a case that reads past its buffers prove nothing either
-        bad = _out_of_bounds(path, case, timeout, out, [*given, *extra])
+        bad = _out_of_bounds(path, case, timeout, out, [*argv, *extra])
         if bad:                         # the case, not the translation: CUDA would access the same addresses
             out = {**out, "verdict": "failed", "first_verdict": out["verdict"],
                    "why": f"out of bounds under the derived sizes (Oclgrind at {bad[0]}: {bad[1]}); the "
@@ -395,11 +403,16 @@ def verify_program(prog_dir: str, res: dict, timeout: float, wanted=("vulkan", "
                 out[k] = {"file": rel, "verdict": "underived", "why": "not run at the assumed sizes "
                                                                        "(--verify-run-args)"}
                 continue
-            bad = [d for d in ds if d["problems"]]
+            label = program_inputs(os.path.basename(prog_dir), k)
+            given = label if problems_given(ds, label) else None
+            bad = [d for d in ds if d["problems"] and not given]
+            if bad and label and "configuration" in label:
+                out[k] = {**configured(prog_dir, rel, k, label, targets, timeout), "file": rel}
+                continue
             if bad:                     # an instance that does not derive leaves the kernel underived
                 out[k] = {"file": rel, "verdict": "underived", "why": bad[0]["problems"][0]}
                 continue
-            out[k] = _verify_instances(prog_dir, path, k, ds, targets, timeout)
+            out[k] = _verify_instances(prog_dir, path, k, ds, targets, timeout, given=given)
             out[k]["file"] = rel
     for k, row in out.items():          # a case the assumed sizes do not make: the program's own arguments
         if _sizes_failure(row) or run_args:
@@ -407,12 +420,14 @@ def verify_program(prog_dir: str, res: dict, timeout: float, wanted=("vulkan", "
     return out
 
 
-def _verify_instances(prog_dir, path, k, ds, targets, timeout, args=None) -> dict:
+def _verify_instances(prog_dir, path, k, ds, targets, timeout, args=None, given=None) -> dict:
+    label = program_inputs(os.path.basename(prog_dir), k)
     rows = {}
     for d in ds[:INSTANCES]:
         rows[d["kernel"]] = verify_kernel(path, d["case"], targets, timeout,
-                                          program_inputs(os.path.basename(prog_dir), k),
-                                          **({"args": args} if args is not None else {}))
+                                          label if label and "inputs" in label else None,
+                                          **({"args": args} if args is not None else {}),
+                                          **({"given": given} if given else {}))
         print(f"  verify {os.path.basename(prog_dir)} {d['kernel']}: {rows[d['kernel']]['verdict']} "
               f"{rows[d['kernel']].get('why', '')}"[:300], file=sys.stderr, flush=True)
     return _combine(rows)
@@ -465,7 +480,60 @@ def run_args_retry(prog_dir: str, path: str, k: str, row: dict, targets: list, t
                    f"sizes: {row['verdict']}: {row.get('why', '')}"}
 
 
+def problems_given(ds: list, label: dict | None) -> bool:
+    """Whether the label's inputs give every scalar the derivation could not (streamcluster's `x`, a point index
+    the program takes from its data: `--inputs` sets it and `cuport verify` drops the problem); instances with no
+    problem at all do not count."""
+    if not label or "inputs" not in label or not any(d["problems"] for d in ds):
+        return False
+    sys.path.insert(0, ROOT)
+    from porter.verify.nospec import parse_inputs
+    named = {k for k, v in parse_inputs(label["inputs"]).items() if not isinstance(v, tuple)}
+    return all(p.split(":")[0] in named for d in ds for p in d["problems"])
+
+
 INSTANCES = 3                   # instances of a template kernel run (derive.py gives up to 4)
+ALTERNATIVE = "agree, program's alternative configuration"
+
+
+def configured(prog_dir: str, rel: str, kernel: str, label: dict, targets: list, timeout: float) -> dict:
+    """The row of a kernel that only the program's other configuration launches (recursiveGaussian's
+    SimpleRecursiveRGBA, under `#if USE_SIMPLE_FILTER`, which main.h sets to 0): the program copied (its
+    siblings linked, for the Makefile's -I ../x) with the one line the label names changed as the program's own
+    comment offers, derived and verified there. The line must read as the label expects; an agreement is marked
+    "configuration" and counted apart."""
+    import shutil
+    import tempfile
+    conf = label["configuration"]
+    src = os.path.join(prog_dir, conf["file"])
+    lines = open(src).read().split("\n")
+    if lines[conf["line"] - 1].strip() != conf["from"]:
+        return {"verdict": "underived", "why": f"configuration: {conf['file']} line {conf['line']} is not "
+                f"`{conf['from']}`: {lines[conf['line'] - 1].strip()!r}"}
+    with tempfile.TemporaryDirectory(prefix="breadth-conf-") as tmp:
+        parent = os.path.dirname(os.path.abspath(prog_dir))
+        for sib in os.listdir(parent):
+            if sib != os.path.basename(prog_dir):
+                os.symlink(os.path.join(parent, sib), os.path.join(tmp, sib))
+        copy = os.path.join(tmp, os.path.basename(prog_dir))
+        shutil.copytree(prog_dir, copy, symlinks=True)
+        lines[conf["line"] - 1] = conf["to"]
+        with open(os.path.join(copy, conf["file"]), "w") as f:
+            f.write("\n".join(lines))
+        path = os.path.join(copy, rel)
+        p = subprocess.run([sys.executable, os.path.abspath(__file__), "--derive", path], cwd=ROOT,
+                           capture_output=True, text=True, timeout=timeout * 2 + 60)
+        ds = [d for d in (json.loads(p.stdout) if p.returncode == 0 else []) if d["kernel"].split("<")[0] == kernel]
+        where = f"{conf['file']}:{conf['line']} `{conf['to']}`"
+        if not ds or any(d["problems"] for d in ds):
+            why = ds[0]["problems"][0] if ds else "not derived"
+            return {"verdict": "underived", "why": f"with {where}: {why}"}
+        rows = {d["kernel"]: verify_kernel(path, d["case"], targets, timeout) for d in ds[:INSTANCES]}
+        row = _combine(rows)
+    row = {**row, "configuration": where}
+    if row["verdict"] == "agree":
+        row["why"] = f"agree in the program's alternative configuration {where} ({label['source']})"
+    return row
 
 
 def _combine(rows: dict) -> dict:
@@ -520,6 +588,8 @@ def verify_totals(results: dict) -> dict:
                 tot[PROGRAM_RANGES] += 1
             if row.get("program_args"):
                 tot[RUN_ARGS] += 1
+            if row.get("configuration") and row["verdict"] == "agree":
+                tot[ALTERNATIVE] += 1
             if row["verdict"] == "agree" and str(row.get("bounds", "")).startswith("unchecked"):
                 tot["agree, bounds unchecked"] += 1     # Oclgrind gave no answer: not "found in bounds"
             if row.get("explained"):
@@ -535,7 +605,8 @@ def verify_markdown(results: dict) -> str:
              + ", ".join(f"{v} {t.get(v, 0)}" for v in VERDICTS) + f" (explained by hand: {explained}; agree on "
              f"finite inputs only: {t.get('agree, finite inputs only', 0)}; on the program's input ranges "
              f"(bench/breadth_inputs.json) only: {t.get(PROGRAM_RANGES, 0)}; at the program's run arguments (its "
-             f"Makefile's `run:`) only: {t.get(RUN_ARGS, 0)}; agree with bounds unchecked by "
+             f"Makefile's `run:`) only: {t.get(RUN_ARGS, 0)}; in the program's alternative configuration "
+             f"(bench/breadth_inputs.json): {t.get(ALTERNATIVE, 0)}; agree with bounds unchecked by "
              f"Oclgrind: {t.get('agree, bounds unchecked', 0)})", "",
              "| program | kernel | targets | sizes | verdict | detail |", "|---|---|---|---|---|---|"]
     for prog, r in results.items():

@@ -261,7 +261,7 @@ def test_verify_targets_add_the_cuda_original_on_a_gpu(tmp_path, monkeypatch):
     prog = tmp_path / "prog-cuda"
     shutil.copytree(PROG, prog)
     seen = {}
-    monkeypatch.setattr(b, "verify_kernel", lambda path, case, targets, timeout, label=None: seen.setdefault(
+    monkeypatch.setattr(b, "verify_kernel", lambda path, case, targets, timeout, label=None, given=None: seen.setdefault(
         case["kernel"], list(targets)) and {"verdict": "agree"})
     res = {"glsl": {"kernels": {"scale": "valid", "shift": "CP907 x"}},
            "opencl": {"kernels": {"scale": "valid", "shift": "valid"}}}
@@ -385,7 +385,7 @@ def test_the_input_labels_name_kernels_and_parse():
     from porter.verify.nospec import parse_inputs
     labels = json.load(open(os.path.join(ROOT, "bench", "breadth_inputs.json")))
     for key, label in labels.items():
-        if key.startswith("_"):
+        if key.startswith("_") or "configuration" in label:    # tests/test_verify_chain_config.py
             continue
         assert re.fullmatch(r"[\w.+-]+-cuda/\w+", key) and re.search(r"\.(cu|h|cuh):\d+", label["source"])
         assert parse_inputs(label["inputs"])

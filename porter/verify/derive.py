@@ -542,6 +542,17 @@ def _array(model, fn, sym, d: Derived, p, arg, seen: dict, elementwise: bool) ->
     record = None
     if dtype is None:                   # Atom {float x, y, z; int type}: a spec struct with clang's layout
         dtype, record = _record(d, p, pointer=True, arg=arg)
+    from porter.verify.derive_tmpl import is_instance, template_record
+    if dtype is None and sym.types and "type-parameter" in (p.pointee or "") and is_instance(pointee):
+        from porter.verify.notation import parse_records    # quicksort's block_record<T> of <uint>
+        out = dict(d.structs)
+        name = template_record(fn.node.model, pointee, out)
+        if name in out:
+            d.structs, dtype, record = out, name, parse_records(out)[name].dtype
+            d.notes.append(f"'{p.name}' points to `{pointee.strip()}`: the template's fields with the instance's "
+                           f"arguments, laid out as C does ({out[name]})")
+        else:
+            record = f"{record}; {name}"
     if dtype is None:
         d.problems.append(Problem(p.name, f"'{p.name}' points to `{pointee}`: {record}; only buffers of float, "
                                           "double, half, 8- to 64-bit integers and of structs of them (no unions, "

@@ -19,6 +19,9 @@ def _sizeof(sym, node):
         return node.value
     m = re.fullmatch(r"\s*sizeof\s*\(?\s*([\w\s]+?)\s*\)?\s*", node.text or "")
     ref = [c for c in node.children if c.kind == "TYPE_REF"]
+    inst = _template_sizeof(sym, node) if m is None else None
+    if inst is not None:
+        return inst
     if m is None and not (node.text or "").strip() and len(ref) == 1:
         name = ref[0].spelling     # f8cast's `CUDA_CHECK(cudaMalloc(&src, n * sizeof(Ts)))`: no text in a macro
     elif m is None:
@@ -30,6 +33,27 @@ def _sizeof(sym, node):
         t = named_type(sym.model, _subst(name, {**sym.env, **sym.types}))
         return t.get_size() if t is not None and t.get_size() > 0 else None
     return _BYTES.get(dtype)
+
+
+def _template_sizeof(sym, node):
+    """sizeof(`block_record<T>`), T bound by the instance or the host template (quicksort's allocation
+    `sizeof(block_record<T>) * blocks.size()`, in a macro's arguments where the node has no text): the size of
+    the class template's fields with the arguments put in (derive_tmpl), or None."""
+    from porter.verify.derive_tmpl import template_record_size
+    text = " ".join((node.text or "").split())
+    m = re.fullmatch(r"sizeof\s*\(\s*(\w+\s*<[\w\s,<>]*>)\s*\)", text)
+    if m is not None:
+        spelled = m.group(1)
+    else:
+        tref = [c for c in node.children if c.kind == "TEMPLATE_REF"]
+        args = [c.spelling for c in node.children if c.kind == "TYPE_REF"]
+        if text or len(tref) != 1 or not args:
+            return None
+        spelled = f"{tref[0].spelling}<{', '.join(args)}>"
+    spelled = _subst(spelled, {**sym.env, **sym.types})
+    if "<" not in spelled or re.search(r"\btype-parameter", spelled):
+        return None
+    return template_record_size(sym.model, spelled)
 
 
 def _allocation(model, decl, element: bool = False):

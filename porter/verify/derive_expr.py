@@ -22,6 +22,20 @@ _MATH = {"log2": "log2", "log2f": "log2", "sqrt": "sqrt", "sqrtf": "sqrt", "floo
 DEVICE_PROPS = {"multiProcessorCount": 16}   # cudaDeviceProp fields read for a grid: a small device assumed
 
 
+def _dependent_size_call(n) -> bool:
+    """`blocks.size()` of a dependent container inside a macro's arguments (quicksort's
+    `gpucheck(cudaMalloc(..., sizeof(block_record<T>) * blocks.size()))`): no spelling and no text, but the
+    member's tokens read `blocks . size`."""
+    c = n.children[0]
+    if c.kind != "MEMBER_REF_EXPR" or c.spelling or (c.text or "").strip():
+        return False
+    try:
+        toks = [t.spelling for t in c._cursor.get_tokens()]
+    except Exception:                   # no clang tree behind the node
+        return False
+    return len(toks) == 3 and toks[1:] == [".", "size"]
+
+
 class _Sym:
     """Writes host expressions in the spec notation over size names."""
 
@@ -160,7 +174,8 @@ class _Sym:
             if text is not None:
                 return text
         if k == "CALL_EXPR" and not n.args() and n.children and (n.spelling == "size" or not n.spelling and
-                                                                 re.search(r"\.\s*size$", n.children[0].text)):
+                                                                 (re.search(r"\.\s*size$", n.children[0].text)
+                                                                  or _dependent_size_call(n))):
             c = _bare(n.children[0])        # quicksort's `blocks.size()`: a container filled at run time
             c = _bare(c.children[0]) if c.kind == "MEMBER_REF_EXPR" and c.children else c
             if c.kind == "DECL_REF_EXPR" and c.ref is not None:

@@ -159,6 +159,48 @@ def _host_writes(decl) -> list:
     return out
 
 
+_ALLOCS = ("cudaMalloc", "cudaMallocManaged", "hipMalloc", "hipMallocManaged")
+
+
+def _allocated_for(sym, decl, readback):
+    """The cudaMalloc after the read-back `readback` of `decl`, in the same function and before the launch,
+    whose byte count reads `decl` (nonzero's `cudaMalloc(&d_out, h_nzeros * in_ndims * 8)`, marchingCubes'
+    `cudaMalloc(&minMaxLv2Device, countedBlockNumLv1 * voxelNumLv2 * 2 * sizeof(float))`): the program sizes
+    its buffers by the count it reads, so the buffers follow whatever count the case takes, and the launch's
+    other buffers are checked against it by Oclgrind. None otherwise: a read-back value that only positions
+    (hogbom's peak) stays underivable."""
+    if readback is None:
+        return None
+    fn_kinds = ("FUNCTION_DECL", "FUNCTION_TEMPLATE", "CXX_METHOD")
+    fn = readback.enclosing(*fn_kinds)
+    site = getattr(getattr(sym, "site", None), "node", None)
+    end = site.start if site is not None and site.model is readback.model and \
+        fn is not None and _inside(fn, site) else None
+    if fn is None or end is None:
+        return None
+    for call in readback.model.of_kind("CALL_EXPR"):
+        if call.spelling not in _ALLOCS or not _inside(fn, call) or not readback.end <= call.start < end:
+            continue
+        args = call.args()
+        if len(args) >= 2 and _reads(args[1], decl):
+            return call
+    return None
+
+
+def _reads(node, decl, depth: int = 0) -> bool:
+    """Whether `node` reads `decl`, directly or through the initialisers of locals (nonzero's `d_out_size_bytes
+    = d_out_size * sizeof(int64_t)` with `d_out_size = h_nzeros * in_ndims`)."""
+    for n in node.walk():
+        if n.kind != "DECL_REF_EXPR" or n.ref is None:
+            continue
+        if n.ref is decl:
+            return True
+        init = _initialiser(n.ref) if n.ref.kind == "VAR_DECL" and depth < 3 else None
+        if init is not None and _reads(init, decl, depth + 1):
+            return True
+    return False
+
+
 def _read_back(sym, decl, writes=None):
     """What no assignment stands for, whatever reaches the use: ("device", None, message) for a local read back
     from the device (`cudaMemcpy(&v, ...)`: a value a kernel computes), ("runtime", None, None) for one read from
@@ -170,6 +212,14 @@ def _read_back(sym, decl, writes=None):
         call = dev.parent
         while call is not None and call.kind != "CALL_EXPR":
             call = call.parent
+        alloc = _allocated_for(sym, decl, call)
+        if alloc is not None:           # a count the program allocates for: any count is a case of its own
+            note = (f"`{decl.spelling}` is read back from the device (`{call.spelling}` at {sym.where(dev)}) and "
+                    f"the program allocates for it (`{alloc.spelling}` at {sym.where(alloc)}): a count decided "
+                    "at run time")
+            if note not in sym.notes:
+                sym.notes.append(note)
+            return ("runtime", None, None)
         return ("device", None, f"`{decl.spelling}` is read back from the device (`{call.spelling}` at "
                                 f"{sym.where(dev)}): a value an earlier kernel computes, not a size the source "
                                 "gives")

@@ -28,7 +28,8 @@ def wants_derivation(path: str, no_spec: bool) -> bool:
         return False                       # a broken spec is reported by the normal path
 
 
-INPUT_KINDS = {"uniform": 2, "full": 1, "zeros": 0, "ones": 0, "arange": (0, 1), "below": 1, "special": (0, 1)}
+INPUT_KINDS = {"uniform": 2, "full": 1, "zeros": 0, "ones": 0, "arange": (0, 1), "below": 1, "special": (0, 1),
+               "chain": (0, 1)}
 
 
 def parse_inputs(text: str) -> dict:
@@ -43,7 +44,7 @@ def parse_inputs(text: str) -> dict:
         name, value = name.strip(), value.strip()
         if not eq or not name.isidentifier() or not value:
             raise ValueError(f"expected NAME=uniform(lo, hi)|full(v)|zeros()|ones()|arange([m])|below(expr)|"
-                             f"special([f])|NUMBER, got {item.strip()!r}")
+                             f"special([f])|chain([shift])|NUMBER, got {item.strip()!r}")
         m = re.fullmatch(r"(\w+)\s*\((.*)\)", value, re.S)
         if m is None:
             try:
@@ -71,6 +72,11 @@ def parse_inputs(text: str) -> dict:
             nums = tuple(float(a) for a in args)
         except ValueError:
             raise ValueError(f"{name}: {kind}() takes numbers, got {m.group(2)!r}") from None
+        if kind == "chain":                 # a shift in bits: an integer
+            if any(v != int(v) for v in nums):
+                raise ValueError(f"{name}: chain() takes an integer shift, got {m.group(2)!r}")
+            out[name] = (kind, tuple(int(v) for v in nums))
+            continue
         if kind == "uniform" and not nums[0] < nums[1]:
             raise ValueError(f"{name}: uniform({args[0]}, {args[1]}) is an empty range")
         out[name] = (kind, tuple(int(v) for v in nums) if kind == "arange" else nums)
@@ -131,6 +137,11 @@ def derived_cases(path: str, portability_fixes: bool, wanted: set | None = None,
         if wanted and not selected(d.kernel, wanted):
             continue
         where = f"{d.defined_in or path}:{d.line}: {d.kernel}"
+        if inputs:                         # a scalar the source does not give (streamcluster's `x`, an element
+            given = {p.name for p in d.params if p.shape is None and p.name in inputs}   # of its data): the
+            for p in [p for p in d.problems if p.what in given]:                         # user's value stands
+                d.problems.remove(p)
+                d.notes.append(f"'{p.what}' = {inputs[p.what]} from --inputs ({p.message})")
         if d.problems:
             refused = True
             _say(f"{where}: cannot derive a verify case: " + "; ".join(p.message for p in d.problems)

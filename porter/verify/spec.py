@@ -16,7 +16,8 @@ of expressions of size names; direction in / out / inout, default inout), `name:
 scalars (a scalar without a default takes the size of the same name). Parameters are listed in
 CUDA order. Grid and block are one expression or a tuple of up to 3; numeric `defines` are names
 too (`block="(TILE_SIZE, TILE_SIZE)"`). Inputs are random from `seed` unless `init` says otherwise
-(uniform(lo, hi), full(v), arange(), special(), below("V") for indices in [0, V) of the sizes);
+(uniform(lo, hi), full(v), arange(), special(), below("V") for indices in [0, V) of the sizes, chain() for the
+links of a linked list);
 `out` arrays start as NaN / max-int so unwritten elements fail. The reference gets the arguments
 it names (copies) and returns {output: array}; tolerances may be expressions of the sizes.
 `reference=None` compares the targets with each other instead (porter/verify/differential.py).
@@ -88,6 +89,8 @@ class Init:
             # Unwritten output elements must not pass by accident.
             value = np.nan if is_float else np.iinfo(dtype).max
             return np.full(shape, value, dtype=dtype)
+        if self.kind == "chain":
+            return _chain(rng, shape, dtype, *self.args)
         if self.kind == "special":
             a = rng.uniform(-1, 1, size=shape).astype(dtype)
             if is_float:
@@ -122,6 +125,32 @@ def _fields(init, rng, shape, dtype: np.dtype, per_field: dict | None = None, en
         else:
             out[name] = f_init(rng, shape + fdt.shape, fdt.base, env)
     return out
+
+
+def _chain(rng, shape, dtype: np.dtype, shift: int | None = None) -> np.ndarray:
+    """A random singly linked list through all the elements, head at element 0: each holds its successor's index,
+    the tail -1; with `shift`, (successor << shift) | rank, the rank 1 and the tail's 0, as list ranking packs
+    them (wyllie's `list[i] = ((long)next[i] << 32) | rank[i]`). Random indices would make cycles: such a
+    kernel follows its links until the tail, forever on a cycle."""
+    n = math.prod(shape)
+    if dtype.kind not in "iu" or n < 1:
+        raise SpecError(f"chain(): the links are signed integers, not {dtype}")
+    order = np.concatenate(([0], 1 + rng.permutation(n - 1))).astype(np.int64)
+    nxt = np.empty(n, np.int64)
+    nxt[order[:-1]] = order[1:]
+    nxt[order[-1]] = -1
+    if shift is not None:
+        shift = int(shift)
+        if not 0 < shift < dtype.itemsize * 8 or n > 1 << shift:
+            raise SpecError(f"chain({shift}): the rank bits below the shift cannot hold a rank of {n} "
+                            f"in a {dtype}")
+        nxt = (nxt << shift) | (nxt != -1)
+    return nxt.astype(dtype).reshape(shape)
+
+
+def chain(shift: int | None = None) -> Init:
+    """A random single linked list through the buffer from element 0 (_chain): successor indices, the tail -1."""
+    return Init("chain", (shift,) if shift is not None else ())
 
 
 def uniform(lo: float = -1.0, hi: float = 1.0) -> Init:
