@@ -88,12 +88,17 @@ NOT_PREDICATED = {
     "exit_with_work": BASE.replace("if (w >= n) return;", "if (w >= n) { y[0] = 1.f; return; }"),
     "pointer_after_the_exit": BASE.replace("float v = x[w * 32 + threadIdx.x % 32];",
                                            "const float *row = x + w * 32;\n  float v = row[threadIdx.x % 32];"),
+    # a warp that left divides by a value it never set (PoCL traps on an integer division by zero)
+    "integer_division_by_a_flagged_value": BASE.replace("  v = wsum(v);\n", "  const int k = w + 1;\n"
+                                                                          "  v = wsum(v) + (float)(n / k);\n"),
 }
+# a device function that shuffles and loops on its parameter: a warp that left would loop on a value it never set
+LOOPING = HEAD.replace("  return v;\n}\n", "  for (int r = 0; r < width; r++) v *= 0.5f;\n  return v;\n}\n", 1)
 
 
-@pytest.mark.parametrize("case", sorted(NOT_PREDICATED))
+@pytest.mark.parametrize("case", sorted(NOT_PREDICATED) + ["loop_on_a_parameter"])
 def test_what_predication_cannot_make_exact_keeps_the_targets_warps(tmp_path, case):
-    code = HEAD + NOT_PREDICATED[case] + LAUNCH
+    code = (LOOPING + BASE if case == "loop_on_a_parameter" else HEAD + NOT_PREDICATED[case]) + LAUNCH
     assert_refused_at(tmp_path, "opencl", code, 3, "a shuffle of width `width` on one-lane warps")
     g = translate_text(tmp_path, "glsl", code)
     assert "cuport_w32_live" not in g.shaders.get("k", "")

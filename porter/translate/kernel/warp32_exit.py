@@ -107,14 +107,24 @@ def warp_uniform(em, n, block, uniform, depth=0) -> bool:
     return False
 
 
-def _private(em, node, fns, shuffles, depth=0) -> bool:
+def _private(em, node, fns, shuffles, uniform, fn=None, depth=0) -> bool:
     """Whether evaluating `node` touches only private variables (see the module doc); device functions called
-    are checked the same way, their bodies once (ids in fns)."""
+    are checked the same way, their bodies once (ids in fns). A warp that left runs this on values it never set,
+    so nothing may trap or run away on them either: no integer division by a variable (PoCL traps on zero), and
+    in a device function (fn) no loop whose control reads its parameters or values computed from them."""
     if depth > 8:
         return False
     for x in node.walk():
         k = x.kind
         if k == "ARRAY_SUBSCRIPT_EXPR":
+            return False
+        if k in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR") and len(x.children) == 2 and \
+                (x.op or "").rstrip("=") in ("/", "%") and _int(x.children[1]) is None:
+            t = em.ty(x.children[0])
+            if t is None or t.kind != "scalar" or not t.is_float:
+                return False
+        if fn is not None and k in ("FOR_STMT", "WHILE_STMT", "DO_STMT") and \
+                not all(uniform(em, fn, p) for p in _control_parts(x) if p.kind != "DECL_STMT"):
             return False
         if k == "UNARY_OPERATOR" and x.op == "*":
             return False
@@ -132,7 +142,7 @@ def _private(em, node, fns, shuffles, depth=0) -> bool:
             if callee is not None and callee.body is not None:
                 if id(callee.node) not in fns:
                     fns.add(id(callee.node))
-                    if not _private(em, callee.body, fns, shuffles, depth + 1):
+                    if not _private(em, callee.body, fns, shuffles, uniform, callee, depth + 1):
                         return False
                 continue
             if callee is None and x.ref is not None and x.ref.kind == "CONSTRUCTOR":
@@ -279,7 +289,7 @@ def plan(em, block, uniform, at_uniform, shuffles) -> Exits | None:
     fns = set()
     for i, c in enumerate(kids):
         if i > first and id(c) in everyone:
-            if not _private(em, c, fns, shuffles):
+            if not _private(em, c, fns, shuffles, uniform):
                 return None
             for x in c.walk():
                 if any(_reads(p, tainted) for p in _control_parts(x)):
