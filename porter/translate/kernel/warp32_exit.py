@@ -360,8 +360,8 @@ def _predicated_decls(em, stmt, live):
         em.indent -= 1
         pre = em.lines[mark:]
         del em.lines[mark:]
-        if em.init_of(d) is None and not pre:
-            for ln in lines:
+        if not pre and all("=" not in ln for ln in lines):
+            for ln in lines:                  # `T x;` (or nothing: a shared array): no value to compute
                 em.emit(ln)
             continue
         name = em.name_of(d)
