@@ -13,7 +13,8 @@ any subgroup size, at two barriers a shuffle.
 The barriers must be reached by the whole work-group, so the kernel is taken only when every shuffle, and every
 call of a device function that (transitively) shuffles, is at uniform control flow in its function (conditions
 of blockIdx, kernel parameters, loads at uniform indices and constants; a device function's parameters count as
-thread-dependent), no thread leaves such a function or the kernel early under thread-dependent control flow, and
+thread-dependent), no thread leaves such a function or the kernel early under thread-dependent control flow
+(whole warps leaving the kernel early are predicated instead: warp32_exit.py), and
 the kernel uses no other warp operation (ballot, vote, __syncwarp, cooperative groups, __activemask). Anything
 else keeps the target's own warps (and their diagnostics)."""
 from __future__ import annotations
