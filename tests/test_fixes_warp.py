@@ -206,3 +206,36 @@ def test_cp102_in_a_macro_that_also_sets_the_grid_is_true_and_refused(tmp_path):
     assert "guidance" in res.failed_kernels and not res.shaders
     d = [d for d in res.diagnostics if d.code == "CP102" and "kernel `guidance` not translated" in d.message]
     assert len(d) == 1 and "CP102 at line 12 is not fixed" in d[0].message
+
+
+# a bitmap of 32-bit words next to warp code: `t % 32` kept in `bitLane`, only a shift count of the word read at
+# `t / 32`, is a bit position (bmf-style bit matrices). The fix rewrote it to `% warpSize` (its name says lane):
+# at 64 lanes it read bits 32..63 of a 32-bit word. The lane and warp ids of the same kernel are still fixed.
+BITMAP = """__global__ void k(const unsigned *bits, float *out) {
+  int t = blockIdx.x * blockDim.x + threadIdx.x;
+  int lane = threadIdx.x % 32;
+  int warp = threadIdx.x / 32;
+  int word = t / 32;
+  int bitLane = t % 32;
+  float v = (float)((bits[word] >> bitLane) & 1u);
+  v += __shfl_down_sync(0xffffffff, v, 1);
+  if (lane == 0) out[warp] = v;
+}
+"""
+
+
+def test_cp102_bitmap_pair_is_not_a_lane_and_true_lanes_are_still_fixed():
+    ds = [d for d in lint_source(SourceFile("t.cu", BITMAP), enabled={"CP102"}).diagnostics if d.code == "CP102"]
+    assert sorted((d.row, d.fix is not None and d.fix.applicability.name == "SAFE") for d in ds) == \
+        [(3, True), (4, True)]
+    out = _fix(BITMAP, "CP102")
+    assert out.fixed == {"CP102": 2}
+    assert out.text == BITMAP.replace("threadIdx.x % 32", "threadIdx.x % warpSize") \
+        .replace("threadIdx.x / 32", "threadIdx.x / warpSize")
+    assert "t / 32" in out.text and "t % 32" in out.text
+
+
+def test_cp102_lane_used_as_a_shift_count_of_a_ballot_is_still_a_lane():
+    src = BITMAP.replace("(bits[word] >> bitLane)", "(__ballot_sync(0xffffffff, t < 7) >> bitLane)")
+    ds = [d for d in lint_source(SourceFile("t.cu", src), enabled={"CP102"}).diagnostics if d.code == "CP102"]
+    assert sorted(d.row for d in ds) == [3, 4, 5, 6]

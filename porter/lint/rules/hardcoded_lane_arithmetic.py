@@ -5,7 +5,9 @@ Flags lane and warp arithmetic that folds to the constant 32 (or 31 / 5) applied
 `threadIdx.x % 32`, `tid & 31`, `tid & 0x1f`, `tid >> 5`, `tid / 32`, and `blockDim.x / 32` as a warp count.
 Constants are folded through `#define`, `constexpr`, `const` and enums. A `% 32` whose result is a shift count
 (a bit position in a 32-bit word) is not flagged, nor (without warp evidence) a `>> 5` masked to a bit field,
-`(x >> 5) & 1`.
+`(x >> 5) & 1`. Nor is a bitmap's pair: `x % 32` kept in a local (whatever its name) whose every use is the
+count of a shift of a word read at an index holding `x / 32` of the same x, and that `x / 32`
+(`(bits[x / 32 * w + j] >> bitLane) & 1`, `atomicOr(&bits[x / 32], 1u << pos)`).
 
 ## Why is this bad?
 AMD CDNA GPUs (MI200/MI300, gfx9) run 64-wide wavefronts and Vulkan subgroups range from 4 to 128 lanes.
@@ -63,6 +65,82 @@ def _bit_bases(model):
                 and int_value(node.children[1]) in (31, 32) and is_shift_count(node):
             bases.add(node.children[0].strip.text)
     return bases
+
+
+def _loads(an, n, depth=0) -> list:
+    """The array subscripts read by expression n, also through the definitions of single-assignment locals."""
+    found = []
+    for x in n.walk():
+        if x.kind == "ARRAY_SUBSCRIPT_EXPR":
+            found.append(x)
+        elif x.kind == "DECL_REF_EXPR" and x.ref is not None and depth < 2:
+            d = an.definition(x.ref)
+            if d is not None:
+                found.extend(_loads(an, d, depth + 1))
+    return found
+
+
+def _word_loads(an, shift) -> list:
+    """The array elements whose bits the shift `shift` moves or selects: its shifted operand, what the result is
+    combined with through & | ^ (`(w[k] >> b) & 1`, `w[k] & (1u << b)`), the word it is or-ed into
+    (`w[k] |= 1u << b`), or an atomic bit operation's target (`atomicOr(&w[k], 1u << b)`)."""
+    found = _loads(an, shift.children[0])
+    cur, p = _up(shift)
+    while p is not None:
+        if p.kind == "BINARY_OPERATOR" and p.op in ("&", "|", "^", "==", "!=") and len(p.children) == 2:
+            other = p.children[0] if p.children[1] is cur else p.children[1]
+            found += _loads(an, other)
+        elif p.kind == "COMPOUND_ASSIGNMENT_OPERATOR" and len(p.children) == 2 and p.children[1] is cur:
+            found += _loads(an, p.children[0])
+            break
+        elif p.kind == "CALL_EXPR" and p.callee in ("atomicOr", "atomicAnd", "atomicXor"):
+            found += [x for a in p.args()[:1] for x in _loads(an, a)]
+            break
+        elif not (p.kind == "UNARY_OPERATOR" and p.op == "~"):
+            break
+        cur, p = _up(p)
+    return found
+
+
+def _bitmap_quotients(an, model, node) -> list:
+    """`node` is `x % 32` / `x & 31` stored in a local (`vecLane = i % 32`) whose every use is the count of a
+    shift of a word read at an index holding `x / 32` / `x >> 5` of the same x (`(Cb[i / 32 * w + j] >> vecLane)
+    & 1`): a bit position in a bitmap of 32-bit words, and the word index. Returns those quotient nodes ([]
+    when not such a pair)."""
+    decl = _target_decl(node)
+    if decl is None or an.definition(decl) is None:
+        return []
+    uses = model.refs_to(decl)
+    if not uses or not all(is_shift_count(u) for u in uses):
+        return []
+    base = " ".join(node.children[0].strip.text.split())
+    quotients = []
+    for u in uses:
+        _c, shift = _up(u)
+        mine = []
+        for load in _word_loads(an, shift):
+            for ix in _loads_index(an, load):
+                for q in ix.walk():
+                    if q.kind == "BINARY_OPERATOR" and len(q.children) == 2 and \
+                            (q.op, int_value(q.children[1])) in (("/", 32), (">>", 5)) and \
+                            " ".join(q.children[0].strip.text.split()) == base:
+                        mine.append(q)
+        if not mine:
+            return []
+        quotients += mine
+    return quotients
+
+
+def _loads_index(an, load, depth=0) -> list:
+    """The index expression of subscript `load` and the definitions of the single-assignment locals in it."""
+    ix = load.children[1] if len(load.children) == 2 else None
+    out = [ix] if ix is not None else []
+    for x in (ix.walk() if ix is not None else ()):
+        if x.kind == "DECL_REF_EXPR" and x.ref is not None and depth < 2:
+            d = an.definition(x.ref)
+            if d is not None:
+                out.append(d)
+    return out
 
 
 def _folds_to(model, tok, value, depth=0) -> bool:
@@ -269,6 +347,14 @@ def _definition_fixes(model, in_macro, unsafe=()):
 def check(ctx):
     an = ctx.analysis
     bit_bases = _bit_bases(ctx.model)
+    # `i % 32` kept in a local that is only a shift count of words read at `i / 32`: bitmap arithmetic (both)
+    bitmap = set()
+    for node in ctx.model.of_kind("BINARY_OPERATOR"):
+        if node.op in ("%", "&") and len(node.children) == 2 and int_value(node.children[1]) in (31, 32) and \
+                (node.op == "%") == (int_value(node.children[1]) == 32) and in_device_code(node):
+            qs = _bitmap_quotients(an, ctx.model, node)
+            if qs:
+                bitmap.update(id(x) for x in [node] + qs)
     in_macro, unsafe = [], []
     for node in ctx.model.of_kind("BINARY_OPERATOR"):
         if len(node.children) != 2:
@@ -293,6 +379,8 @@ def check(ctx):
             continue
         if op in (">>", "/") and lhs.strip.text in bit_bases:
             continue
+        if id(node) in bitmap:
+            continue      # a bit position / word index pair of a bitmap of 32-bit words
         ev = _evidence(an, ctx.model, node, warp_count)
         if ev == "none":
             continue      # tile coordinates (`tile[t / 32][t % 32]`) in code without warp operations

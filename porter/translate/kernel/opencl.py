@@ -650,6 +650,13 @@ class OpenclTarget(OpenclBuiltins, Target):
         base = self.ident(fn.name)
         if base in BUILTINS:
             base += "_fn"        # a device function may not take a built-in's name (tridiagonal's native_divide)
+        # OpenCL C has no overloading and the kernels share one file: an overload after the first of its name
+        # is named by its place among them (dpid's two `add`s, each used by another kernel)
+        over = [f for f in em.model.functions if f.name == fn.name and f.body is not None and f.is_device_code
+                and f.node.kind == "FUNCTION_DECL"]
+        k = next((i for i, f in enumerate(over) if f.node.start == fn.node.start), 0)
+        if k:
+            base += f"_o{k}"
         spaces = "".join(v.space[0] if kind == "ptr" else off.space[0] for kind, _p, v, off, *_r in binds
                          if kind == "ptr" or (kind == "ref" and off is not None))
         if spaces.strip("g"):

@@ -504,7 +504,10 @@ def ref_decl(em, d, t: ct.CType, name: str, init) -> list[str]:
     if t.const and em.t.ref_copy(em, init, pl):
         e = em.conv(em.x(init), base)
         return [f"{em.t.type_name(base, em)} {name} = {e.text};"]
-    if em.t.native_pointers:
+    # OpenCL cannot point into CUDA's 12-byte 3-vectors of a buffer (opencl_vec3): such a reference is an alias
+    # of its element, as in GLSL (its indices evaluated once, below)
+    packed = em.t.name == "opencl" and pl.space == "global" and base.kind == "vector" and base.n == 3
+    if em.t.native_pointers and not packed:
         if pl.vector_part:
             em.fail(d, f"a reference to the vector component `{init.text}` (OpenCL C cannot take its address)")
         lv = em.x(init, "rw" if written else "r")

@@ -9,6 +9,7 @@ from porter.translate.kernel import const_if
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import final_warp
 from porter.translate.kernel import returned_pointers
+from porter.translate.kernel import warp32_exit
 from porter.translate.kernel.ctype import F32, F64
 from porter.translate.kernel.target import PREC_ASSIGN, PREC_COND, PREC_UNARY, wrap
 from porter.translate.kernel.typeinfo import NON_EXPR, SIDE_EFFECT_FREE_CALLS, ptrlike
@@ -21,6 +22,8 @@ class StatementsMixin:
 
     def block_children(self, compound):
         if warp_sizing.chunk_block(self, compound):     # a one-warp scan of the warp totals, run in chunks
+            return
+        if warp32_exit.emit_body(self, compound):       # whole warps returned early: predicated (warp32)
             return
         kids = compound.children
         prev_end = compound.start + 1

@@ -13,7 +13,8 @@ any subgroup size, at two barriers a shuffle.
 The barriers must be reached by the whole work-group, so the kernel is taken only when every shuffle, and every
 call of a device function that (transitively) shuffles, is at uniform control flow in its function (conditions
 of blockIdx, kernel parameters, loads at uniform indices and constants; a device function's parameters count as
-thread-dependent), no thread leaves such a function or the kernel early under thread-dependent control flow, and
+thread-dependent), no thread leaves such a function or the kernel early under thread-dependent control flow
+(whole warps leaving the kernel early are predicated instead: warp32_exit.py), and
 the kernel uses no other warp operation (ballot, vote, __syncwarp, cooperative groups, __activemask). Anything
 else keeps the target's own warps (and their diagnostics)."""
 from __future__ import annotations
@@ -22,6 +23,7 @@ import re
 
 from porter.analysis.syntax import for_parts
 from porter.translate.kernel import ctype as ct
+from porter.translate.kernel import warp32_exit
 from porter.translate.kernel.ctype import I32, U32
 from porter.translate.kernel.target import E
 from porter.translate.kernel.typeinfo import SIDE_EFFECT_FREE_CALLS
@@ -47,6 +49,7 @@ class Warp32:
     def __init__(self, block: int):
         self.block = block           # slots per array: the launch's threads per block (MAX_BLOCK if unknown)
         self.slots = {}              # type spelling -> shared array name
+        self.exits = None            # warp32_exit.Exits: warp-uniform early returns, predicated
 
 
 def _bare(n):
@@ -98,19 +101,25 @@ def plan(em) -> Warp32 | None:
     for f, x in shuffles:
         if not _full_mask(em, x) or not at_uniform(em, f, x):
             return None
+    blk = em.launch.block if em.launch is not None else None
+    known = blk if blk and len(blk) == 3 and all(isinstance(v, int) for v in blk) else None
+    exits = None
+    if not _exits_uniform(em, em.fn):
+        exits = warp32_exit.plan(em, known, uniform, at_uniform, SHUFFLES)   # whole warps leaving: predicated
+        if exits is None:
+            return None
     for f in fns.values():
         if id(f.node) not in sensitive:
             continue
         for x, c in calls.get(id(f.node), ()):
             if id(c.node) in sensitive and not at_uniform(em, f, x):
                 return None
-        if not _exits_uniform(em, f):
+        if f is not em.fn and not _exits_uniform(em, f):
             return None
-    if not _exits_uniform(em, em.fn):
-        return None
-    blk = em.launch.block if em.launch is not None else None
-    block = blk[0] * blk[1] * blk[2] if blk and all(isinstance(v, int) for v in blk) else MAX_BLOCK
-    return Warp32(min(block, MAX_BLOCK))
+    block = known[0] * known[1] * known[2] if known else MAX_BLOCK
+    w = Warp32(min(block, MAX_BLOCK))
+    w.exits = exits
+    return w
 
 
 def _needed(em, call) -> bool:
