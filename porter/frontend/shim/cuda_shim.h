@@ -120,6 +120,7 @@ __device__ long long clock64();
 __device__ long clock();
 __device__ void __nanosleep(unsigned int);
 __device__ void __trap();
+__host__ __device__ void __cuport_assert_fail(void);   /* assert's failure branch (include/assert.h) */
 __device__ void __prof_trigger(int);
 template <class T> __device__ T __ldg(const T *);
 template <class T> __device__ T __ldcg(const T *);
