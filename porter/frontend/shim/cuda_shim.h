@@ -275,3 +275,8 @@ __device__ void __syncthreads();
 extern "C" int cudaConfigureCall(dim3 gridDim, dim3 blockDim, unsigned long sharedMem = 0, cudaStream_t stream = 0);
 extern "C" unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, unsigned long sharedMem = 0,
                                                 cudaStream_t stream = 0);
+
+/* nvcc's cuda_runtime.h includes <assert.h>: device code uses assert without including it */
+#if __has_include(<assert.h>)
+#include <assert.h>
+#endif

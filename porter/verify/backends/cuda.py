@@ -271,7 +271,6 @@ class NvrtcSession(Session):
         self.assert_fired = False
 
     def launch(self) -> float:
-        import cupy
         if self.assert_fired:            # the context is dead: nothing more runs in it
             return 0.0
         try:
@@ -287,14 +286,14 @@ class NvrtcSession(Session):
             self.assert_fired = True
             self.info["assert_fired"] = True
             return 0.0
+        import cupy
         return cupy.cuda.get_elapsed_time(self.start, self.stop)
 
     def outputs(self) -> dict:
-        import cupy
-
         from porter.verify import asserts
         if self.assert_fired:            # no buffer can be read back after cudaErrorAssert
             return {asserts.KEY: asserts.original(True)}
+        import cupy
         out = {k: cupy.asnumpy(v) for k, v in self.dev.items() if isinstance(self.arrays[k], np.ndarray)}
         out = {k: v.view(self.arrays[k].dtype).reshape(self.arrays[k].shape) if self.arrays[k].dtype.names else v
                for k, v in out.items()}
