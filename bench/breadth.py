@@ -396,7 +396,9 @@ def _judge_runs(doc: dict, once, row: dict) -> dict:
             return {**row, "verdict": "failed",     # 65535 iterations in all, the same way at each size
                     "why": f"only {next(iter(passed))} ran: its runs agree with each other, no second "
                            "implementation to compare with"}
-        return {**row, "verdict": "agree"}
+        # device asserts are compared as an outcome (porter/verify/asserts.py): the row says which
+        note = next((p["message"] for p in doc.get("differential", []) if "assert" in p["message"]), None)
+        return {**row, "verdict": "agree", **({"asserts": note} if note else {})}
     again, _ = once()                   # the same inputs again: does any target change its own answer?
     moved = []
     if again is not None:
