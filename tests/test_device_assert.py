@@ -333,3 +333,25 @@ def test_a_translation_that_drops_the_assert_disagrees(program):
     assert (runs["kept"]["out"][200:] == args["out"][200:]).all()
     assert (runs["dropped"]["out"][200:] == args["in"][200:] + 1).all()
     assert (runs["kept"]["out"][:200] == args["in"][:200] + 1).all()
+
+
+def test_a_case_with_a_reference_fails_when_an_assert_fired():
+    """A spec with a NumPy reference expects results; CUDA's launch would end in cudaErrorAssert instead."""
+    from porter.verify.backends import RunOutput, Variant
+    from porter.verify.spec import Case
+    from porter.verify.worker import run_case
+
+    case = Case(source="k.cu", kernel="k", signature="y: i32[n] out, n: i32", grid="1", block="4",
+                sizes=[{"n": 4}], reference=lambda **b: {"y": np.zeros(4, np.int32)})
+
+    class Backend:
+        def __init__(self, fired):
+            self.fired = fired
+
+        def run(self, case, text, manifest, sizes, arrays, *, variant=None, repeat=1):
+            return RunOutput({"y": np.zeros(4, np.int32), **_outcome(self.fired, 9 if self.fired else 0)}, 1.0)
+
+    bad = run_case(case, Backend(2), "opencl", Variant(), "", None, {"n": 4}, 1)
+    assert bad["status"] == "FAIL" and bad["message"] == \
+        "device assert fired in 2 thread(s), first at line 9 (cudaErrorAssert in CUDA)", bad
+    assert run_case(case, Backend(0), "opencl", Variant(), "", None, {"n": 4}, 1)["status"] == "pass"
