@@ -355,3 +355,9 @@ def test_a_case_with_a_reference_fails_when_an_assert_fired():
     assert bad["status"] == "FAIL" and bad["message"] == \
         "device assert fired in 2 thread(s), first at line 9 (cudaErrorAssert in CUDA)", bad
     assert run_case(case, Backend(0), "opencl", Variant(), "", None, {"n": 4}, 1)["status"] == "pass"
+
+
+def test_an_assert_that_does_not_stop_its_thread_says_so(tmp_path):
+    res = translate_text(tmp_path, "opencl", PROGRAM)
+    notes = sorted((d.row, d.severity) for d in res.diagnostics if d.code == "CP907" and "the thread goes on" in d.message)
+    assert notes == [(27, "info"), (41, "info")]

@@ -67,6 +67,13 @@ def statement(em, n) -> bool:
         em.emit(ln)
     if stops:
         em.emit("return;     // CUDA stops the thread at a failed assert")
+    else:
+        why = "a return there would leave the function only" if not em.frame.is_kernel else \
+            "this kernel synchronises threads or uses shared memory, and a thread that stopped could leave the " \
+            "others waiting at a barrier (CUDA halts the whole kernel)"
+        em.note("CP907", n, f"a failed assert is recorded for the host (manifest \"assert\") and the thread goes on "
+                            f"({why}); the host must treat the other buffers as undefined then, as CUDA's",
+                "info")
     em.indent -= 1
     em.emit("}")
     sites = em.assert_sites
