@@ -88,6 +88,7 @@ class Derived:
     structs: dict = field(default_factory=dict)   # spec structs the signature names {name: fields}
     unordered: list = field(default_factory=list)  # outputs written at positions claimed by atomics (multisets)
     alias: dict = field(default_factory=dict)     # {parameter: parameter}: one buffer given to both (Case.alias)
+    asserts: bool = False      # a device assert the translations check: its outcome is observable (asserts.py)
 
     @property
     def signature(self) -> str:
@@ -113,7 +114,8 @@ class Derived:
                 "tol": {t: DIFF_TOL[t] for t in self.tol_dtypes()}, "structs": dict(self.structs),
                 **({"alias": dict(self.alias)} if self.alias else {}),
                 "translate": {**({} if portability_fixes else {"portability_fixes": False}), **self._flags()},
-                **({"unordered": list(self.unordered)} if self.unordered else {})}
+                **({"unordered": list(self.unordered)} if self.unordered else {}),
+                **({"asserts": True} if self.asserts else {})}
 
 
 def case_from_dict(d: dict):
@@ -163,6 +165,8 @@ def derive_kernel(model, fn, inst=None, host=None, hosts=None) -> Derived:
     name = f"{fn.name}<{inst.label}>" if inst is not None else fn.name
     d = Derived(model.path, name, _line(model, fn.node))
     kmodel, model = model, host or model
+    from porter.translate.kernel.asserts import kernel_asserts
+    d.asserts = kernel_asserts(kmodel, fn)
     # an error in a header the Makefile's -I brings in has no offset in this file
     broken = [e for e in getattr(kmodel, "errors", []) if e.offset is not None and
               fn.node.start <= e.offset < fn.node.end and

@@ -50,7 +50,13 @@ def sanitizer_failure(case, info: dict) -> dict | None:
 
 
 def _compare(case, sizes, ra, oa: dict, rb, ob: dict) -> Pair:
-    """Every output of run a against run b (b judged against a's values)."""
+    """Every output of run a against run b (b judged against a's values), after their assert outcomes."""
+    from porter.verify import asserts
+    same, note = asserts.compare(label(ra), oa, label(rb), ob, bool(case.sig.outputs))
+    if same is False:
+        return Pair(case.id, sizes, label(ra), label(rb), False, note)
+    if same is None:
+        return Pair(case.id, sizes, label(ra), label(rb), True, f"agree ({note})")
     worst = None
     for p in case.sig.outputs:
         if p.name not in oa or p.name not in ob:
@@ -65,7 +71,8 @@ def _compare(case, sizes, ra, oa: dict, rb, ob: dict) -> Pair:
                         [c.want_value, c.got_value])
         worst = max(worst or 0.0, c.max_abs)
     how = "".join(f"; {p} {MULTISET}" for p in getattr(case, "unordered", ()))
-    return Pair(case.id, sizes, label(ra), label(rb), True, f"agree (max abs difference {worst or 0.0:.3g}{how})")
+    return Pair(case.id, sizes, label(ra), label(rb), True,
+                f"agree ({note}max abs difference {worst or 0.0:.3g}{how})")
 
 
 def _fmt(v) -> str:

@@ -126,6 +126,10 @@ def run_case(case, backend, target, variant, text, manifest, sizes, repeat, dump
         from porter.verify.differential import sanitizer_failure
         bad = sanitizer_failure(case, result["info"])
         return {**result, **(bad or {"status": "pass", "message": "ran; compared with the other targets"})}
+    from porter.verify import asserts
+    fired = asserts.outcome(out.outputs)
+    if asserts.fired(fired):            # CUDA's launch would end in cudaErrorAssert: no result to compare
+        return {**result, "status": "FAIL", "message": f"device {asserts.describe(fired)} (cudaErrorAssert in CUDA)"}
     try:
         expected = case.expected(args, sizes)
     except Exception as e:
@@ -214,7 +218,8 @@ def run_job(job: dict) -> None:
                           job.get("dump"))
         result["device"] = info.get("device", "")
         result["subgroup_size"] = info.get("subgroup_size")
-        if result["status"] not in ("pass", "skipped") and isolates(backend, info):
+        if (result["status"] not in ("pass", "skipped") or (result.get("info") or {}).get("assert_fired")) \
+                and isolates(backend, info):
             result["fatal"] = True      # the next size gets a fresh process and device context
         _emit(result)
         if result.get("fatal"):

@@ -120,6 +120,7 @@ __device__ long long clock64();
 __device__ long clock();
 __device__ void __nanosleep(unsigned int);
 __device__ void __trap();
+__host__ __device__ void __cuport_assert_fail(void);   /* assert's failure branch (include/assert.h) */
 __device__ void __prof_trigger(int);
 template <class T> __device__ T __ldg(const T *);
 template <class T> __device__ T __ldcg(const T *);
@@ -274,3 +275,8 @@ __device__ void __syncthreads();
 extern "C" int cudaConfigureCall(dim3 gridDim, dim3 blockDim, unsigned long sharedMem = 0, cudaStream_t stream = 0);
 extern "C" unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, unsigned long sharedMem = 0,
                                                 cudaStream_t stream = 0);
+
+/* nvcc's cuda_runtime.h includes <assert.h>: device code uses assert without including it */
+#if __has_include(<assert.h>)
+#include <assert.h>
+#endif

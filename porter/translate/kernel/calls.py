@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 from porter.frontend.lexer import split_top_level
 from porter.frontend.model import result_type_spelling
+from porter.translate.kernel import asserts
 from porter.translate.kernel import coop
 from porter.translate.kernel import ctors
 from porter.translate.kernel import halfprec
@@ -305,6 +306,8 @@ class CallsMixin:
         args = self.call_args(n)
         if self.warp32 is not None and name in warp32.SHUFFLES:
             return warp32.shuffle(self, name, n, args)     # CUDA's warps emulated in shared memory
+        if name in asserts.FAIL_CALLS:      # statements are checked (asserts.py); inside an expression it is not
+            self.fail(n, "an `assert` inside an expression (cuport checks an assert written as a statement)")
         # cooperative groups and CUB collectives as coop.lower wrote them
         e = coop.call(self, name, n, args) if name.startswith("__cuport_") else self.t.call(self, name, n, args)
         if e is not None:

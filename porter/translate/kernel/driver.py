@@ -210,6 +210,8 @@ def translate_path(path: str, target_name: str, target, text: str | None = None,
     result.diagnostics += units.launched_elsewhere(model, fsrc, result, kernel)
     if linemap is not None:
         linemap.remap(result.diagnostics)
+        from porter.translate.kernel import asserts
+        asserts.remap(result, linemap)
         result.extra["inlined_headers"] = list(linemap.headers)
         result.diagnostics.sort(key=Diagnostic.sort_key)
     result.extra["seconds"] = round(time.perf_counter() - t0, 4)

@@ -151,6 +151,9 @@ class GlslTarget(GlslBuiltins, Target):
         em.prologue = []
         em.subgroup_size_used = False
 
+    def assert_record(self, em, buf: str, line: int) -> list[str]:
+        return [f"atomicAdd({buf}[0], 1u);", f"atomicCompSwap({buf}[1], 0u, {line}u);"]
+
     def end_kernel(self, em):
         """Layouts (buffers, parameter block, shared memory, spec constants) decided once; a parameter or
         buffer whose bytes differ between CUDA and std430 fails here, with its location."""
@@ -215,6 +218,9 @@ class GlslTarget(GlslBuiltins, Target):
             size = ct.size_align(elem, blayout, structs)[0]
             entry = {"name": info["cuda_name"], "set": 0, "binding": i, "type": mtype(elem), "elem_size": size,
                      "access": access, "restrict": bool(info["restrict"]), "_decl": decl}
+            if info.get("assert"):    # the hidden assert buffer (asserts.py): the host zeroes it and reads it after
+                entry["hidden"] = "assert"
+                em.glsl_assert_binding = i
             if "count" in info:       # a file-scope device variable: the host makes it once per program
                 entry["device_global"] = True
                 entry["_device_global"] = device_globals.manifest_entry(info, structs, binding=i)

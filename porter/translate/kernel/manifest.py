@@ -208,6 +208,10 @@ def glsl_manifest(label, em, shape, local_size, local_known, buffers, playout: P
     if dev:
         # one buffer per program for each: bound at its binding in every kernel that lists it, initialised once
         man["device_globals"] = dev
+    if getattr(em, "glsl_assert_binding", None) is not None:
+        # device asserts: a hidden buffer the host zeroes, binds and reads after the dispatch (asserts.py)
+        from porter.translate.kernel import asserts
+        man["assert"] = asserts.manifest_entry(em, binding=em.glsl_assert_binding)
     if em.contracts:
         # launch contracts: a byte offset (pitch) converted to an element offset is exact only for these values;
         # the host must refuse a launch that breaks one (the CUDA access would be misaligned there)
@@ -257,6 +261,9 @@ def opencl_manifest(label, em, shape, local_size, local_known, params, local_arg
     if em.cl.get("device_globals"):
         # one buffer per program for each: passed at its index to every kernel that lists it, initialised once
         man["device_globals"] = em.cl["device_globals"]
+    if getattr(em, "cl_assert", None) is not None:
+        # device asserts: a hidden argument the host zeroes, passes and reads after the launch (asserts.py)
+        man["assert"] = em.cl_assert
     if em.instance is not None:
         man["template_args"] = {k: (v if isinstance(v, int) else str(v)) for k, v in em.instance.args.items()}
     return man

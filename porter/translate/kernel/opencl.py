@@ -11,6 +11,7 @@ import re
 from porter.translate import warp_sizing
 from porter.translate.kernel import struct_params
 from porter.translate.kernel import ctype as ct
+from porter.translate.kernel import asserts
 from porter.translate.kernel import device_globals
 from porter.translate.kernel import halfprec
 from porter.translate.kernel import opencl_local
@@ -142,6 +143,12 @@ class OpenclTarget(OpenclBuiltins, Target):
             device_vars.append(device_globals.manifest_entry(info, structs, index=len(params) - 1))
             manifest_params.append({"name": info["cuda_name"], "kind": "device_global", "index": len(params) - 1,
                                     "type": cl_type_name(info["elem"]), "count": info["count"]})
+        assert_info = getattr(em, "assert_buffer", None)
+        if assert_info is not None:       # the hidden assert buffer (asserts.py), after the device variables
+            params.append(f"__global uint* {assert_info['name']}")
+            manifest_params.append({"name": asserts.BUFFER, "kind": "assert", "index": len(params) - 1,
+                                    "type": "uint", "count": asserts.WORDS})
+            em.cl_assert = asserts.manifest_entry(em, index=len(params) - 1)
         for info in em.shared.values():
             need = warp_sizing.extern_slots(em, info["node"]) if info["extern"] else None
             if need:
@@ -638,6 +645,9 @@ class OpenclTarget(OpenclBuiltins, Target):
 
     def device_global_params(self, em, info) -> list[str]:
         return [self._device_global_decl(em, info)]
+
+    def assert_record(self, em, buf: str, line: int) -> list[str]:
+        return [f"atomic_inc(&{buf}[0]);", f"atomic_cmpxchg(&{buf}[1], 0u, {line}u);"]
 
     def device_global_args(self, em, info) -> list[str]:
         return [info["name"]]

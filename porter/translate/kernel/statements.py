@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from porter.translate import warp_sizing
+from porter.translate.kernel import asserts
 from porter.translate.kernel import const_if
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import final_warp
@@ -365,6 +366,8 @@ class StatementsMixin:
     s_GCC_ASM_STMT = s_ASM_STMT
 
     def expr_stmt(self, n):
+        if asserts.statement(self, n):      # `assert(e)`: checked, its failure recorded for the host
+            return
         s = n.strip if n.kind == "PAREN_EXPR" else n
         if s.kind == "CALL_EXPR":
             name = self.callee_name(s)

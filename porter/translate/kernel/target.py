@@ -331,6 +331,12 @@ class Target(abc.ABC):
         not the C type (OpenCL: a 3-vector kept in CUDA's layout is a packed struct)."""
         return e
 
+    def assert_record(self, em, buf: str, line: int) -> list[str]:
+        """Statements recording a failed assert at source `line` in the hidden buffer `buf` (asserts.py): [0] counts
+        the failing threads, [1] keeps the first failure's line."""
+        em.fail(None, "a device `assert`")
+        return []
+
     def call_extra_args(self, em, key) -> list[str]:
         """Argument texts a call of the device function specialisation `key` passes besides the call's own
         (OpenCL: the kernel-scope `__local` arrays the function uses)."""

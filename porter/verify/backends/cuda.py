@@ -223,6 +223,10 @@ def _device_global(mod, code: str, name: str, params: str):
         return None
 
 
+# how CuPy reports a failed device assert (CUDA_ERROR_ASSERT, "device-side assert triggered")
+ASSERT_ERROR = re.compile(r"CUDA_ERROR_ASSERT|cudaErrorAssert|device-side assert", re.I)
+
+
 class NvrtcSession(Session):
     """The kernel compiled by NVRTC with its arguments on the device; launch() is timed with CUDA events."""
 
@@ -264,20 +268,37 @@ class NvrtcSession(Session):
         self.shared = case.shared_bytes(sizes)
         self.start, self.stop = cupy.cuda.Event(), cupy.cuda.Event()
         self.info = {}
+        self.assert_fired = False
 
     def launch(self) -> float:
+        if self.assert_fired:            # the context is dead: nothing more runs in it
+            return 0.0
+        try:
+            self.start.record()
+            self.kernel(self.grid, self.block, self.args, shared_mem=self.shared)
+            self.stop.record()
+            self.stop.synchronize()      # an illegal address surfaces here as CUDADriverError
+        except Exception as e:
+            if not ASSERT_ERROR.search(f"{e.__class__.__name__}: {e}"):
+                raise
+            # a device assert failed: cudaErrorAssert is the launch's outcome (verify/asserts.py), not a crash;
+            # the context is unusable after it (the worker starts afresh: info "assert_fired")
+            self.assert_fired = True
+            self.info["assert_fired"] = True
+            return 0.0
         import cupy
-        self.start.record()
-        self.kernel(self.grid, self.block, self.args, shared_mem=self.shared)
-        self.stop.record()
-        self.stop.synchronize()          # an illegal address surfaces here as CUDADriverError
         return cupy.cuda.get_elapsed_time(self.start, self.stop)
 
     def outputs(self) -> dict:
+        from porter.verify import asserts
+        if self.assert_fired:            # no buffer can be read back after cudaErrorAssert
+            return {asserts.KEY: asserts.original(True)}
         import cupy
         out = {k: cupy.asnumpy(v) for k, v in self.dev.items() if isinstance(self.arrays[k], np.ndarray)}
-        return {k: v.view(self.arrays[k].dtype).reshape(self.arrays[k].shape) if self.arrays[k].dtype.names else v
-                for k, v in out.items()}
+        out = {k: v.view(self.arrays[k].dtype).reshape(self.arrays[k].shape) if self.arrays[k].dtype.names else v
+               for k, v in out.items()}
+        out[asserts.KEY] = asserts.original(False)
+        return out
 
 
 def run_nvrtc(case, source_text: str, sizes, arrays, repeat: int = 1, extract=nvrtc_code) -> RunOutput:

@@ -122,6 +122,16 @@ class ClSession(Session):
                 args.append(_record_arg(name, value, by_name.get(name)))
             else:
                 args.append(value)
+        found = (manifest or {}).get("assert")
+        if found:
+            # device asserts: the hidden argument after the device variables, zeroed, read back with the outputs
+            from porter.verify import asserts
+            if found["index"] != len(args):
+                raise CompileError(f"the assert buffer is argument {found['index']} of the translation, the host has "
+                                   f"{len(args)} before it (manifest \"assert\")")
+            self.arrays = arrays = {**arrays, asserts.KEY: asserts.zeroed()}
+            self.buffers[asserts.KEY] = cl.Buffer(ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=arrays[asserts.KEY])
+            args.append(self.buffers[asserts.KEY])
         # dynamic shared memory: a __local argument at the index the manifest gives, of the launch's bytes
         for la in sorted((manifest or {}).get("local_args") or [], key=lambda a: a["index"]):
             nbytes = dynamic_shared_bytes(case, sizes)

@@ -469,6 +469,10 @@ class VkSession(Session):
         self.grid, block = case.launch(sizes)
         _check_launch(ctx, self.grid, block)
         spirv = compile_glsl(source_text, case.define_flags())
+        if manifest.get("assert"):
+            # device asserts: the hidden buffer, zeroed, bound at its binding and read back with the outputs
+            from porter.verify import asserts
+            arrays = {**arrays, asserts.KEY: asserts.zeroed()}
         by_name = {b["name"]: b for b in manifest.get("buffers", [])}
         for g in manifest.get("device_globals", []):
             # a file-scope device variable: the spec gives its buffer (an array of its element count)
