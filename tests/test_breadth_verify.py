@@ -197,8 +197,19 @@ def test_an_agreement_oclgrind_could_not_check_says_its_bounds_are_unchecked(mon
     late = {"results": [{"target": "oclgrind", "variant": "bounds+races", "status": "timeout",
                          "message": "no result within 120 s (hang?); worker killed"}]}
     clean = {"results": [{"target": "oclgrind", "variant": "bounds+races", "status": "pass", "message": ""}]}
+    # the bounds run alone in its call (its uninit partner failed, or Oclgrind could not run that plugin: LLVM's
+    # `freeze`) has nothing to compare with but ran under the sanitizer: checked; the uninit run alone is not
+    alone = {"results": [{"target": "oclgrind", "variant": "bounds+races", "status": "skipped",
+                          "message": "no other target ran this case: nothing to compare with (no reference in the spec)"},
+                         {"target": "oclgrind", "variant": "uninit", "status": "FAIL",
+                          "message": "Uninitialized value written to c8"}]}
+    freeze = {"results": [{"target": "oclgrind", "variant": "bounds+races", "status": "pass", "message": ""},
+                          {"target": "oclgrind", "variant": "uninit", "status": "skipped",
+                           "message": "oclgrind cannot run this check on this kernel (--uninitialized): `freeze`"}]}
+    uninit_only = {"results": [freeze["results"][1]]}
     for sanitizer, bounds in ((late, "unchecked: Oclgrind at n=4096: bounds+races: timeout"),
-                              (clean, "checked at n=4096")):
+                              (clean, "checked at n=4096"), (alone, "checked at n=4096"),
+                              (freeze, "checked at n=4096"), (uninit_only, "unchecked: Oclgrind at n=4096: no runs")):
         docs = [agree, sanitizer]
         monkeypatch.setattr(b.subprocess, "run", lambda cmd, **kw: subprocess.CompletedProcess(
             cmd, 0, json.dumps(docs.pop(0)), ""))
@@ -388,6 +399,9 @@ def test_the_input_labels_name_kernels_and_parse():
         if key.startswith("_") or "configuration" in label:    # tests/test_verify_chain_config.py
             continue
         assert re.fullmatch(r"[\w.+-]+-cuda/\w+", key) and re.search(r"\.(cu|h|cuh):\d+", label["source"])
+        if "spec" in label:             # a hand-written spec in bench/specs/ instead of inputs
+            assert os.path.isfile(os.path.join(ROOT, label["spec"])) and "inputs" not in label
+            continue
         assert parse_inputs(label["inputs"])
 
 
@@ -448,3 +462,34 @@ def test_union_never_counts_a_kernel_the_notes_veto(tmp_path):
     assert got[("m-cuda", "kernel")] == "vetoed: a race in the original" and got[("m-cuda", "other")] == "cpu"
     shipped = u.known_wrong()                                           # the repository's own notes
     assert ("myocyte-cuda", "kernel") in shipped
+
+
+def test_a_kernel_labelled_with_a_spec_is_verified_on_it_and_counted_apart(monkeypatch, tmp_path):
+    # dpid's derived Params draw the patch sizes at random and read past the image: its label names a hand-written
+    # spec with the program's values; every case must pass on two targets and run clean under Oclgrind
+    b = _breadth()
+    label = {"spec": "bench/specs/x_spec.py", "source": "main.cu:56"}
+
+    def res(case, target, variant, status, message=""):
+        return {"case": case, "target": target, "variant": variant, "status": status, "message": message}
+    agree = {"results": [res(c, t, v, "pass") for c in ("a", "b") for t, v in (("vulkan", "sg4"), ("opencl", "-"))]}
+    clean = {"results": [res(c, "oclgrind", "bounds+races", "pass") for c in ("a", "b")]}
+    oob = {"results": [res("a", "oclgrind", "bounds+races", "FAIL", "Invalid read of size 4 at global address")]}
+    wrong = {"results": agree["results"][:3] + [res("b", "opencl", "-", "FAIL", "out: 3 of 8 differ")]}
+    lone = {"results": [res("a", "vulkan", "sg4", "pass")]}
+    calls = []
+    for docs, verdict, want in (([agree, clean], "agree", "checked on the spec's 2 cases"),
+                                ([agree, oob], "failed", "out of bounds under the spec's sizes"),
+                                ([wrong], "disagree", "b opencl/-: FAIL: out: 3 of 8 differ"),
+                                ([lone], "failed", "fewer than two targets ran")):
+        def run(cmd, docs=docs, **kw):
+            calls.append((cmd, kw.get("env", {}).get("CUPORT_HEC_SRC")))
+            return subprocess.CompletedProcess(cmd, 0, json.dumps(docs.pop(0)), "")
+        monkeypatch.setattr(b.subprocess, "run", run)
+        row = b.verify_spec(str(tmp_path / "src" / "p-cuda"), "k", label, ["vulkan", "opencl"], 5)
+        assert row["verdict"] == verdict and want in (row.get("bounds", "") + row.get("why", "")), row
+    cmd, src = calls[0]
+    assert cmd[cmd.index("--kernels") + 1] == "k" and cmd[4].endswith("bench/specs/x_spec.py")
+    assert src == str(tmp_path / "src")                 # the spec finds the program in this corpus
+    totals = b.verify_totals({"p": {"verify": {"k": {"verdict": "agree", "spec": label["spec"]}}}})
+    assert totals["agree, hand-written spec"] == 1

@@ -105,3 +105,22 @@ def test_cli_reports_spec_errors(tmp_path, capsys):
     assert cli.main(_args(str(tmp_path))) == 2
     err = capsys.readouterr().err
     assert "signature: unexpected ','" in err and "column 14" in err
+
+
+def test_cli_kernels_names_a_case_or_else_every_case_of_a_kernel(tmp_path, monkeypatch):
+    # `--kernels saxpy` beside cases named saxpy_hang...: the plain case only; a name no case has is a kernel's,
+    # all its named cases (breadth's --kernels kernelGuidance on dpid's spec, whose cases are named by size)
+    from porter.verify import runner as runner_mod
+    spec = tmp_path / "verify_spec.py"
+    spec.write_text("from porter.verify.spec import Case\n"
+                    "C = dict(source='k.cu', signature='x: f32[n] inout', grid='1', block='1', sizes=[{'n': 1}],"
+                    " reference=lambda n, x: {'x': x})\n"
+                    "KERNELS = [Case(kernel='saxpy', **C), Case(kernel='saxpy', name='saxpy_hang', **C),\n"
+                    "           Case(kernel='g', name='g_30x6', **C), Case(kernel='g', name='g_16x4', **C),\n"
+                    "           Case(kernel='h', name='h_1', **C)]\n")
+    seen = []
+    monkeypatch.setattr(runner_mod.Runner, "run", lambda self, cases: seen.append([c.id for c in cases]) or [])
+    for wanted, ids in (("saxpy", ["saxpy"]), ("saxpy_hang", ["saxpy_hang"]), ("g", ["g_30x6", "g_16x4"]),
+                        ("g_16x4,h", ["g_16x4", "h_1"])):
+        cli.main(_args(str(spec), "--targets", "vulkan", "--kernels", wanted))
+        assert seen.pop() == ids, wanted

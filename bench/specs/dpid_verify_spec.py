@@ -8,10 +8,12 @@ kernelGuidance against a numpy model of the patch means, kernelDownsampling acro
     .venv/bin/python -m porter verify bench/specs/dpid_verify_spec.py --targets vulkan,opencl -j 1
 
 Session 11 (branch s11-shfl): 24 pass (guidance: exact, max abs 0; downsampling: lavapipe 4/8/16 and PoCL agree)."""
+import os
+
 import numpy as np
 from porter.verify.spec import Case, Tol, full, uniform
 
-SRC = "/tmp/hec10/src/dpid-cuda/kernels.cu"
+SRC = os.path.join(os.environ.get("CUPORT_HEC_SRC", "/tmp/hec10/src"), "dpid-cuda", "kernels.cu")   # breadth sets it
 PARAMS = "oWidth: u32, oHeight: u32, iWidth: u32, iHeight: u32, pWidth: f32, pHeight: f32, lambda: f32, repeat: u32"
 
 

@@ -7,11 +7,14 @@ B = K = 1: out[idx[t]] op= src[t]).
     .venv/bin/python -m porter verify bench/specs/scatter_verify_spec.py --targets vulkan,opencl -j 1
 
 Session 10 (branch s10-address): 16 pass (4 instances x lavapipe 4/8/16 + PoCL)."""
+import os
+
 import numpy as np
 
 from porter.verify.spec import Case, Tol, below, full, uniform
 
-TR = ("vulkan", "opencl")
+SRC = os.path.join(os.environ.get("CUPORT_HEC_SRC", "/tmp/hec10/src"), "scatter-cuda", "main.cu")   # breadth sets it
+TR = ("vulkan", "opencl", "cuda", "oclgrind")      # oclgrind: breadth checks the bounds
 SUM, MIN, MAX = 0, 3, 4           # ReductionType's values: the instances' labels
 
 
@@ -26,7 +29,7 @@ def ref(op, dt):
 
 
 def case(label, dt, op, tol):
-    return Case(source="/tmp/hec/src/scatter-cuda/main.cu", kernel=label,
+    return Case(source=SRC, kernel=label,
                 signature=f"src_data: {dt}[n] in, index_info_data: i64[n] in, index_info_sizes: i64[25] in, "
                           f"index_info_strides: i64[25] in, index_info_dims: i32 = 1, out_data: {dt}[m] inout, "
                           f"E: i32 = n, K: i32 = 1, N: i32 = m, numel: i32 = n",

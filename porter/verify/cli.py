@@ -166,7 +166,12 @@ def main(args: argparse.Namespace) -> int:
             failed = True
     cases = [c for _, cs in specs for c in cs]
     if wanted:
-        cases = [c for c in cases if c.id in wanted or (c.name is None and selected(c.kernel, wanted))]
+        # a name is a case's (spec cases named `saxpy_hang` beside the plain `saxpy`); one no case has names a
+        # kernel, all its cases (`--kernels kernelGuidance` of a spec naming them by size)
+        ids = {c.id for c in cases}
+        kernels = {w for w in wanted if w not in ids}
+        cases = [c for c in cases if c.id in wanted or (c.name is None and selected(c.kernel, wanted))
+                 or selected(c.kernel, kernels)]
     if not cases:
         if refused and not failed:
             return 1                    # nothing derivable: the messages say why and point to --init
