@@ -448,3 +448,15 @@ def test_union_never_counts_a_kernel_the_notes_veto(tmp_path):
     assert got[("m-cuda", "kernel")] == "vetoed: a race in the original" and got[("m-cuda", "other")] == "cpu"
     shipped = u.known_wrong()                                           # the repository's own notes
     assert ("myocyte-cuda", "kernel") in shipped
+
+
+def test_outputs_are_matched_to_kernels_as_the_translators_name_them(tmp_path):
+    # `_nqmv<32>` is written as `nqmv_32` (no leading `_`): still the kernel `_nqmv` (lut-gemm's rows said
+    # silent_exit0); an exact name first, the longest instance prefix next
+    b = _breadth()
+    found = {"_nqmv": "mv_fp16.h", "_nqmv_bias": "mv_fp16.h", "mean_shift": "a.cu", "mean_shift_tiling": "a.cu"}
+    for name in ("kernels.nqmv_32", "kernels.nqmv_bias_64", "mean_shift_tiling", "mean_shift_2"):
+        (tmp_path / f"{name}.comp").write_text("")
+    assert b.outputs(str(tmp_path), "glsl", found) == {"_nqmv", "_nqmv_bias", "mean_shift", "mean_shift_tiling"}
+    (tmp_path / "k.cl").write_text("__kernel void nqmv_bias_32(int a) {}\n__kernel void other(int a) {}\n")
+    assert b.outputs(str(tmp_path), "opencl", found) == {"_nqmv_bias", "other"}
