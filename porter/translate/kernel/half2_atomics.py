@@ -7,8 +7,9 @@ a counter through induction.py, a kernel parameter through a launch contract in 
 32-bit word m / 2 of the buffer, and a compare-and-swap loop on that word adds both halves at once (atomic for the
 pair, more than CUDA promises): GLSL on a `uint` view of the binding (unpackFloat2x16 / packFloat2x16, the sum in
 f16vec2 as every half2 add there), OpenCL on a `volatile __global uint *` at the pair's address (vload_half2 /
-vstore_half2_rte on the word's bytes; the sum in floats rounded to half per lane, the `__hadd2` row). The loop
-returns the pair it replaced, as CUDA's atomicAdd does. An offset not provably even stays refused (CP907) at the
+vstore_half2_rte on the word's bytes; the sum in floats rounded to half per lane, the `__hadd2` row). The first
+read of the word is atomic too (an atomic or with 0: a plain load would race with other groups' compare-and-swap,
+which Oclgrind reports). The loop returns the pair it replaced, as CUDA's atomicAdd does. An offset not provably even stays refused (CP907) at the
 cast, as before; so does every other half2 atomic."""
 from __future__ import annotations
 
@@ -85,7 +86,7 @@ def glsl(em, t, base, n, args) -> E | None:
     add = halfprec.row_call(em, t, "__hadd2", n, [E("f", halfprec.H2), E("v", halfprec.H2)]).text
     hname = f"cuport_atomicAdd_h2_{root.name}"
     em.helper(hname, f"{tn} {hname}(int w, {tn} v)\n{{\n    /* halves 2w and 2w + 1: one 32-bit word */\n"
-                     f"    uint old = {root.name}_u32[w];\n    for (;;) {{\n        {tn} f = unpackFloat2x16(old);\n"
+                     f"    uint old = atomicOr({root.name}_u32[w], 0u);\n    for (;;) {{\n        {tn} f = unpackFloat2x16(old);\n"
                      f"        uint prev = atomicCompSwap({root.name}_u32[w], old, packFloat2x16({add}));\n"
                      "        if (prev == old) return f;\n        old = prev;\n    }\n}")
     if off is None:
@@ -109,7 +110,7 @@ def opencl(em, t, base, n, args) -> E | None:
     hname = "cuport_atomicAdd_h2_global"
     em.helper(hname, f"float2 {hname}(volatile __global uint* p, float2 v)\n{{\n"
                      "    /* the half2 at p: one 32-bit word, its halves read and written through the half format */\n"
-                     "    uint old = *p;\n    for (;;) {\n        uint w = old;\n"
+                     "    uint old = atomic_or(p, 0u);\n    for (;;) {\n        uint w = old;\n"
                      "        float2 f = vload_half2(0, (__private const half *)&w);\n"
                      f"        vstore_half2_rte({add}, 0, (__private half *)&w);\n"
                      "        uint prev = atomic_cmpxchg(p, old, w);\n        if (prev == old) return f;\n"
