@@ -113,3 +113,13 @@ def test_other_half2_atomics_stay_refused(tmp_path, target):
                          "  out[threadIdx.x] = s[threadIdx.x];\n}\n")
     assert "k" not in outputs(res)
     assert refusal(res).row == 6, refusal(res).message
+
+
+@pytest.mark.parametrize("target", ["glsl", "opencl"])
+def test_a_counter_read_through_a_const_reference_is_still_proven_even(tmp_path, target):
+    # `twice(m)` binds `const int &` to m: it cannot write it, so m keeps its even value (a plain `int &` cannot
+    # be trusted: the REFUSED case with `bump(m)`)
+    res = translate_text(tmp_path, target, "__device__ int twice(const int &x) { return 2 * x; }\n" + K +
+                         "  int m = 2 * threadIdx.x;\n  out[1] = __float2half((float)twice(m));\n"
+                         "  atomicAdd((half2*)&out[m], " + V + ");\n}\n")
+    assert "k" in outputs(res), [d.message for d in res.diagnostics]

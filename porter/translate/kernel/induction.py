@@ -6,6 +6,8 @@ other write (`x++`, `x /= 2`, `&x`, a reference bound to x, a write through an o
 initialiser: no proof. The requirements on parameters are those of the pieces (pointers._multiple_req)."""
 from __future__ import annotations
 
+import re
+
 from porter.translate.kernel.typeinfo import CASTS
 
 _KEEP = ("*=", "<<=")            # x a multiple: x * e and x << e (e >= 0) are too
@@ -39,7 +41,7 @@ def _escapes(p, c) -> bool:
     if p.kind == "UNARY_OPERATOR":
         return p.op in ("++", "--", "post++", "post--", "&")
     if p.kind in CASTS or p.kind == "VAR_DECL":
-        return "&" in (p.type or "")                 # a reference bound to it
+        return _writable_ref(p.type)                 # a reference bound to it
     if p.kind == "CONDITIONAL_OPERATOR":
         return p.children[0] is not c                # `(c ? x : y) = v`, a reference bound to the choice
     if p.kind == "CALL_EXPR":
@@ -52,8 +54,14 @@ def _escapes(p, c) -> bool:
         params = [x for x in f.children if x.kind == "PARM_DECL"] if f is not None else None
         k = p.children.index(c) - 1
         # a builtin (no declaration) takes values; a device function's reference parameter may write it
-        return params is not None and (k >= len(params) or "&" in (params[k].type or ""))
+        return params is not None and (k >= len(params) or _writable_ref(params[k].type))
     return False
+
+
+def _writable_ref(spelling) -> bool:
+    """A reference type through which the variable could be written (`int &`; not `const int &`)."""
+    t = (spelling or "").strip()
+    return "&" in t and not re.fullmatch(r"(?:const\s+[^*&]+|[^*&]+\bconst)\s*&", t)
 
 
 def only_read(em, decl) -> bool:
