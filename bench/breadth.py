@@ -94,6 +94,19 @@ def reason_key(code: str, why: str, words: int = 6) -> str:
     return f"{code} " + " ".join(why.split()[:words]).rstrip(":,;")
 
 
+def _match(name: str, found: dict) -> str | None:
+    """The found kernel an output is named after: the exact name, else the longest whose instances it names
+    (`NAME_ARGS`); the names as the translators spell them too (`_nqmv<32>` -> `nqmv_32`: no leading `_`)."""
+    if name in found:
+        return name
+    hit = max((k for k in found if name.startswith(k + "_")), key=len, default=None)
+    if hit is None:
+        spelled = {re.sub(r"\W+", "_", k).strip("_"): k for k in found}
+        hit = spelled.get(name) or max((k for s, k in spelled.items() if s and name.startswith(s + "_")),
+                                       key=len, default=None)
+    return hit
+
+
 def outputs(out_dir: str, target: str, found: dict) -> set:
     names = set()
     if target == "glsl":
@@ -104,8 +117,7 @@ def outputs(out_dir: str, target: str, found: dict) -> set:
             for cand in parts:
                 # an exact name first: `mean_shift_tiling` is not an instance of `mean_shift`
                 # the longest prefix: `moe_sum_kernel_vec4_2` is `moe_sum_kernel_vec4`, not `moe_sum_kernel`
-                hit = cand if cand in found else max((k for k in found if cand.startswith(k + "_")), key=len,
-                                                     default=None)
+                hit = _match(cand, found)
                 if hit:
                     names.add(hit)
                     break
@@ -116,8 +128,7 @@ def outputs(out_dir: str, target: str, found: dict) -> set:
             text = open(p, encoding="utf-8", errors="replace").read()
             for m in re.finditer(r"__kernel\s+void\s+(\w+)\s*\(", text):
                 n = m.group(1)
-                hit = n if n in found else max((k for k in found if n.startswith(k + "_")), key=len, default=n)
-                names.add(hit)
+                names.add(_match(n, found) or n)
     return names
 
 

@@ -493,3 +493,15 @@ def test_a_kernel_labelled_with_a_spec_is_verified_on_it_and_counted_apart(monke
     assert src == str(tmp_path / "src")                 # the spec finds the program in this corpus
     totals = b.verify_totals({"p": {"verify": {"k": {"verdict": "agree", "spec": label["spec"]}}}})
     assert totals["agree, hand-written spec"] == 1
+
+
+def test_outputs_are_matched_to_kernels_as_the_translators_name_them(tmp_path):
+    # `_nqmv<32>` is written as `nqmv_32` (no leading `_`): still the kernel `_nqmv` (lut-gemm's rows said
+    # silent_exit0); an exact name first, the longest instance prefix next
+    b = _breadth()
+    found = {"_nqmv": "mv_fp16.h", "_nqmv_bias": "mv_fp16.h", "mean_shift": "a.cu", "mean_shift_tiling": "a.cu"}
+    for name in ("kernels.nqmv_32", "kernels.nqmv_bias_64", "mean_shift_tiling", "mean_shift_2"):
+        (tmp_path / f"{name}.comp").write_text("")
+    assert b.outputs(str(tmp_path), "glsl", found) == {"_nqmv", "_nqmv_bias", "mean_shift", "mean_shift_tiling"}
+    (tmp_path / "k.cl").write_text("__kernel void nqmv_bias_32(int a) {}\n__kernel void other(int a) {}\n")
+    assert b.outputs(str(tmp_path), "opencl", found) == {"_nqmv_bias", "other"}

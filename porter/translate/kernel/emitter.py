@@ -15,6 +15,7 @@ from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import refs
 from porter.translate.kernel import struct_layout
 from porter.translate.kernel import struct_params
+from porter.translate.kernel import struct_bases
 from porter.translate.kernel import traits
 from porter.translate.kernel import warp32
 from porter.translate.kernel.calls import CallsMixin, Frame
@@ -40,6 +41,7 @@ class Unit:
             if not n.spelling or n.spelling.startswith("__cuport"):
                 continue
             fields = [(c.spelling, c) for c in n.children if c.kind == "FIELD_DECL"]
+            fields = (struct_bases.inherited(self, n, fields) or []) + fields     # a base's fields first
             if fields:
                 self.structs[n.spelling] = fields
                 self.struct_decls[n.spelling] = n

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 from porter.translate import warp_sizing
+from porter.translate.kernel import array_pointers
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import device_globals
 from porter.translate.kernel import halfprec
@@ -292,7 +293,14 @@ class ExpressionsMixin:
             return E(f"{base.paren(PREC_PRIMARY)}.{self.t.ident(name)}", t.unqualified())
         self.fail(n, f"member access `{n.text}`")
 
+    def array_pointer_decl(self, d, name):
+        """var_decl's `T (*p)[B][C]`: bound to the array it points into, else None (array_pointers.py)."""
+        return array_pointers.decl(self, d, name)
+
     def x_ARRAY_SUBSCRIPT_EXPR(self, n, mode="r"):
+        e = array_pointers.subscript(self, n, mode)       # `xchg[a][b][c]` through a pointer to an array
+        if e is not None:
+            return e
         base_n, idx_n = n.children
         bt = self.ty(base_n)
         if bt.kind == "pointer" or (bt.kind == "array" and self._decays_to_root(base_n)):

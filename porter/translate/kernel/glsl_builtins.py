@@ -5,7 +5,7 @@ GlslTarget (glsl.py)."""
 from __future__ import annotations
 
 from porter.translate.kernel import ctype as ct
-from porter.translate.kernel import glsl_accurate, intrinsics
+from porter.translate.kernel import glsl_accurate, half2_atomics, intrinsics
 from porter.translate.kernel.ctype import BOOL, F32, F64, I32, U32
 from porter.translate.kernel.shuffle_reach import reach, rewritten
 from porter.translate.kernel.target import E, PREC_UNARY
@@ -119,6 +119,9 @@ class GlslBuiltins:
 
     # --- atomics ---
     def atomic(self, em, base, n, args) -> E:
+        h2 = half2_atomics.glsl(em, self, base, n, args)      # `atomicAdd((half2 *)&out[m], v)` into halves
+        if h2 is not None:
+            return h2
         root, off = em.ptr(args[0])
         if root.kind not in ("buffer", "shared", "shared_scalar", "buffer_field"):
             em.fail(n, f"`{base}` on {root.kind} memory (GLSL atomics work on buffers and shared memory)")

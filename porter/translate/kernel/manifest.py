@@ -254,6 +254,10 @@ def opencl_manifest(label, em, shape, local_size, local_known, params, local_arg
         # warp code in a block of the host's choosing: subgroups are runs of linear ids only with whole rows
         man.setdefault("requires", []).append({"block_x_multiple_of": em.block_contract,
                                                "when": "the block has more than one row (y or z > 1)"})
+    if em.contracts:
+        # launch contracts (half2_atomics: a half2 pair is one 32-bit word only for these values)
+        man.setdefault("requires", []).extend({"param": name, "multiple_of": k}
+                                              for name, (k, _n) in sorted(em.contracts.items()))
     if em.same_memory:
         # pointer parameters compared in the kernel (as C pointers, never `restrict`): either may be passed the
         # other's buffer

@@ -4,7 +4,7 @@ rules/kernel/intrinsics.csv) and bit intrinsics. Mixed into OpenclTarget (opencl
 from __future__ import annotations
 
 from porter.translate.kernel import ctype as ct
-from porter.translate.kernel import intrinsics
+from porter.translate.kernel import half2_atomics, intrinsics
 from porter.translate.kernel.ctype import F32, F64, I32, U32
 from porter.translate.kernel.manifest import cl_type_name
 from porter.translate.kernel.shuffle_reach import reach, reads_warp_size, rewritten
@@ -72,6 +72,9 @@ class OpenclBuiltins:
         return E(f"{hname}({v.text}, {lane.text})", t)
 
     def atomic(self, em, base, n, args) -> E:
+        h2 = half2_atomics.opencl(em, self, base, n, args)      # `atomicAdd((half2 *)&out[m], v)` into halves
+        if h2 is not None:
+            return h2
         root, _off = em.ptr(args[0])
         if root.space not in ("global", "local"):
             em.fail(n, f"`{base}` on {root.space} memory")

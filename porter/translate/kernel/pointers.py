@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from porter.translate.kernel import ctype as ct
-from porter.translate.kernel import private_views, refs, struct_views
+from porter.translate.kernel import induction, private_views, refs, struct_views
 from porter.translate.kernel.ctype import CType, I32
 from porter.translate.kernel.target import BINARY_PREC, E, PREC_ASSIGN, PREC_COND, PREC_PRIMARY, TranslationError
 from porter.translate.kernel.typeinfo import CASTS, NON_EXPR, element, ptrlike
@@ -475,15 +475,21 @@ class PointersMixin:
             return None
         if s.kind == "DECL_REF_EXPR" and s.ref is not None:
             r = s.ref
-            if r.kind == "VAR_DECL" and id(r) not in self.an.assigned and self.model.function_of(r) is not None:
+            if r.kind == "VAR_DECL" and id(r) not in self.an.assigned and self.model.function_of(r) is not None \
+                    and induction.only_read(self, r):          # not through a reference (`bump(m)`) either
                 init = self.init_of(r)
                 if init is not None:
                     got = self._multiple_req(init, m, depth + 1)
                     if got is not None:
                         return got
+            if r.kind == "VAR_DECL" and id(r) in self.an.assigned and self.model.function_of(r) is not None:
+                # a counter: each value it is given a multiple (`m = start; ...; m += step`)
+                got = induction.multiple_req(self, r, m, depth, lambda e: self._multiple_req(e, m, depth + 1))
+                if got is not None:
+                    return got
             t = self.decl_type(r) if r.kind == "PARM_DECL" else None
             if t is not None and t.kind == "scalar" and t.is_int and id(r) not in self.an.assigned and \
-                    not self.t.native_pointers:
+                    (not self.t.native_pointers or self.__dict__.get("_param_contracts")):    # half2_atomics
                 if any(p.node is r for p in self.fn.params):
                     return [("kernel", r, m, n)]
                 if not self.frame.is_kernel and any(p.node is r for p in self.frame.fn.params):

@@ -5,6 +5,7 @@ bytes clang gives it in CUDA: the hosts copy it as C lays it out. `__attribute__
 refused (CP907) at its definition rather than read at the wrong offsets. Structs local to the kernel are free."""
 from __future__ import annotations
 
+from porter.translate.kernel import struct_bases
 from porter.translate.kernel.ctype import CType
 from porter.translate.kernel.manifest import c_layout, struct_offsets
 
@@ -36,8 +37,9 @@ def _tree(em, name: str, seen: set) -> None:
     if name in seen or name not in em.u.structs:
         return
     seen.add(name)
-    for inner in _nested(em, name):
-        _tree(em, inner, seen)
+    base = struct_bases.base_name(em, name)
+    for inner in _nested(em, name) + ([base] if base else []):
+        _tree(em, inner, seen)       # a base's own layout too: its fields lead this one's (struct_bases.py)
     check(em, name)
 
 

@@ -329,6 +329,9 @@ class TypesMixin:
         if t.ref:
             return refs.ref_decl(self, d, t, name, init)
         if t.kind == "unknown" and "(*)[" in d.type.replace(" ", ""):
+            bound = self.array_pointer_decl(d, name)      # `T (*p)[B][C]` over an array of T: element offsets
+            if bound is not None:
+                return bound
             self.fail(d, f"a pointer to an array `{d.spelling}` (of type `{d.type}`)")
         if t.kind == "unknown" and "(*)" in d.type:
             self.fail(d, f"a function pointer `{d.spelling}`")
