@@ -15,9 +15,13 @@ the kernels' own, so `--targets cuda` runs the CUDA original against the same re
 With one block row (K = K_TILE_SIZE) each output pair gets one atomic add, so the result is exact (Tol(0, 0)); with
 two (K = 2 * K_TILE_SIZE, two groups of alpha) the two adds land in either order: one half rounding apart.
 M_TILE_SIZE = 256 is even, as the translations' launch contract requires (the program passes 2048)."""
+import os
+
 import numpy as np
 
 from porter.verify.spec import Case, Tol, uniform
+
+SRC = os.path.join(os.environ.get("CUPORT_HEC_SRC", "/tmp/hec10/src"), "lut-gemm-cuda", "kernels.cu")   # breadth sets it
 
 H = np.float16
 BLOCK = 256
@@ -88,7 +92,7 @@ def case(kernel, kt, k, ng, tol):
     if bias:
         init["q_bias"] = uniform(-1, 1)
     name = f"{kernel}<{kt}>" + (f" K={k}" if k != kt else "")
-    return Case(source="/tmp/hec10/src/lut-gemm-cuda/kernels.cu", kernel=f"{kernel}<{kt}>", name=name, signature=sig,
+    return Case(source=SRC, kernel=f"{kernel}<{kt}>", name=name, signature=sig,
                 init=init,
                 grid="(ceil(M / 256), K / %d)" % kt, block=str(BLOCK), reference=_pairs(kt, bias),
                 sizes=[{"M": 1000, "K": k, "NB": 3, "NG": ng}], tol=tol)
