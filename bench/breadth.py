@@ -436,9 +436,11 @@ def verify_program(prog_dir: str, res: dict, timeout: float, wanted=("vulkan", "
             bad = [d for d in ds if d["problems"] and not given]
             if label and "spec" in label:       # the derived case is not the program's: its spec is
                 out[k] = {**verify_spec(prog_dir, k, label, targets, timeout), "file": rel}
+                _progress(prog_dir, k, out[k])
                 continue
             if bad and label and "configuration" in label:
                 out[k] = {**configured(prog_dir, rel, k, label, targets, timeout), "file": rel}
+                _progress(prog_dir, k, out[k])
                 continue
             if bad:                     # an instance that does not derive leaves the kernel underived
                 out[k] = {"file": rel, "verdict": "underived", "why": bad[0]["problems"][0]}
@@ -459,9 +461,14 @@ def _verify_instances(prog_dir, path, k, ds, targets, timeout, args=None, given=
                                           label if label and "inputs" in label else None,
                                           **({"args": args} if args is not None else {}),
                                           **({"given": given} if given else {}))
-        print(f"  verify {os.path.basename(prog_dir)} {d['kernel']}: {rows[d['kernel']]['verdict']} "
-              f"{rows[d['kernel']].get('why', '')}"[:300], file=sys.stderr, flush=True)
+        _progress(prog_dir, d["kernel"], rows[d["kernel"]])
     return _combine(rows)
+
+
+def _progress(prog_dir: str, kernel: str, row: dict) -> None:
+    """`  verify P K: verdict why` on stderr: the log breadth_union.py reads of a GPU run cut short."""
+    print(f"  verify {os.path.basename(prog_dir)} {kernel}: {row['verdict']} {row.get('why', '')}"[:300],
+          file=sys.stderr, flush=True)
 
 
 RUN_ARGS = "agree, program's run arguments"
