@@ -13,13 +13,15 @@ the OpenCL translation in a simulator that reports every out-of-bounds access) 6
 the kernels' own, so `--targets cuda` runs the CUDA original against the same reference on a GPU.
 
 With one block row (K = K_TILE_SIZE) each output pair gets one atomic add, so the result is exact (Tol(0, 0)); with
-two (K = 2 * K_TILE_SIZE, two groups of alpha) the two adds land in either order: one half rounding apart.
+two (K = 2 * K_TILE_SIZE, two groups of alpha) the two adds land in either order, which from the program's zeroed
+output rounds alike: exact too (session 11: from uniform(-4, 4) with a 2e-3 tolerance, lavapipe sg8 once differed
+by 8 half ulps, an intermediate near 8 rounded in the other order).
 M_TILE_SIZE = 256 is even, as the translations' launch contract requires (the program passes 2048)."""
 import os
 
 import numpy as np
 
-from porter.verify.spec import Case, Tol, uniform
+from porter.verify.spec import Case, Tol, full, uniform
 
 SRC = os.path.join(os.environ.get("CUPORT_HEC_SRC", "/tmp/hec10/src"), "lut-gemm-cuda", "kernels.cu")   # breadth sets it
 
@@ -88,7 +90,11 @@ def case(kernel, kt, k, ng, tol):
     sig = ("W: u32[K / 32 * NB * M] in, alpha: f16[NG * NB * M] in, " + ("q_bias: f16[NG * M] in, " if bias else "")
            + "input: f16[K] in, output: f16[M] inout, M: i32 = M, K: i32 = K, NUM_BITS: i32 = NB, "
            "M_TILE_SIZE: i32 = 256, group_size: i32 = K / NG")
-    init = {"W": uniform(0, 4294967295), "alpha": uniform(-1, 1), "input": uniform(-1, 1), "output": uniform(-4, 4)}
+    # two block rows add into each output pair in either order: from the zeros the program starts from
+    # (main.cu:86, cudaMemset before matmul) the two orders round alike (0 + a = a exactly, then a + b = b + a),
+    # so the check stays exact; from other values they could differ by an intermediate's rounding
+    init = {"W": uniform(0, 4294967295), "alpha": uniform(-1, 1), "input": uniform(-1, 1),
+            "output": full(0) if k != kt else uniform(-4, 4)}
     if bias:
         init["q_bias"] = uniform(-1, 1)
     name = f"{kernel}<{kt}>" + (f" K={k}" if k != kt else "")
@@ -101,8 +107,8 @@ def case(kernel, kt, k, ng, tol):
 KERNELS = [
     case("_nqmv", 64, 64, 1, Tol(0, 0)),          # nqmv's instance (k_tile_idx 1)
     case("_nqmv", 32, 32, 1, Tol(0, 0)),
-    case("_nqmv", 64, 128, 2, Tol(2e-3, 2e-3)),   # two block rows: the two adds of a pair in either order
+    case("_nqmv", 64, 128, 2, Tol(0, 0)),         # two block rows: the two adds of a pair in either order
     case("_nqmv_bias", 32, 32, 1, Tol(0, 0)),     # nqmv_bias's instance (k_tile_idx 0)
     case("_nqmv_bias", 64, 64, 1, Tol(0, 0)),
-    case("_nqmv_bias", 32, 64, 2, Tol(2e-3, 2e-3)),
+    case("_nqmv_bias", 32, 64, 2, Tol(0, 0)),
 ]
