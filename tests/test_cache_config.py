@@ -171,3 +171,37 @@ def test_every_subcommand_works_with_any_valid_table(tmp_path, table):
         codes[" ".join(argv[:3])] = r.returncode
         assert r.returncode in (0, 1) and r.stdout, (argv, r.stderr)
     assert codes["lint --no-cache"] == 1
+
+
+def test_the_cache_directory_changes_with_the_linters_own_code(tmp_path, monkeypatch):
+    # pre-commit keeps one .cuport_cache per project across hook revs of one version number: an entry written by
+    # other rule code must be another directory, never a stale hit
+    import porter
+    from porter.lint import cache as cache_mod
+    pkg = tmp_path / "src" / "porter"
+    (pkg / "lint").mkdir(parents=True)
+    (tmp_path / "src" / "pyproject.toml").write_text("")
+    rule = pkg / "lint" / "rule.py"
+    rule.write_text("X = 32\n")
+    (tmp_path / "src" / "rules").mkdir()
+    table = tmp_path / "src" / "rules" / "t.csv"
+    table.write_text("a,b\n")
+    monkeypatch.setattr(cache_mod, "__file__", str(pkg / "lint" / "cache.py"))
+
+    def fingerprint():
+        cache_mod.code_fingerprint.cache_clear()
+        return cache_mod.code_fingerprint()
+    first = fingerprint()
+    assert fingerprint() == first                                         # stable while nothing changes
+    rule.write_text("X = 64\n")                                           # a rule edited (size)
+    second = fingerprint()
+    os.utime(table, ns=(1, 1))                                            # a data table touched (mtime)
+    third = fingerprint()
+    (pkg / "lint" / "__pycache__").mkdir()
+    (pkg / "lint" / "__pycache__" / "rule.cpython-311.pyc").write_bytes(b"x")
+    assert len({first, second, third}) == 3 and fingerprint() == third    # compiled files are not the code
+    cache_mod.code_fingerprint.cache_clear()
+    monkeypatch.undo()
+    cache_mod.code_fingerprint.cache_clear()
+    assert Cache(str(tmp_path), "h").dir == os.path.join(
+        str(tmp_path), f"{porter.__version__}-{cache_mod.code_fingerprint()}", "h")

@@ -1,4 +1,4 @@
-"""Content-hash cache: .cuport_cache/<version>/<settings-hash>/<sha256(path+content)>.json.
+"""Content-hash cache: .cuport_cache/<version>-<code fingerprint>/<settings-hash>/<sha256(path+content)>.json.
 
 An entry also lists the files the parse read (project headers, with the sha256 of their content) and the quoted
 includes it did not find: a hit needs every one of them unchanged (a header that now defines `WARP` as 32
@@ -9,6 +9,7 @@ elsewhere): an entry that is not exactly what `put` writes for this key is a mis
 rewrites it. `get` never raises."""
 from __future__ import annotations
 
+import functools
 import json
 import os
 import stat
@@ -20,9 +21,34 @@ FORMAT = 3
 _SEVERITIES = {"error", "warning", "info"}
 
 
+@functools.lru_cache(maxsize=None)
+def code_fingerprint() -> str:
+    """The linter's own code and data tables (porter/, and the repository's rules/ beside it in a checkout): each
+    pre-commit rev, editable install or patched install gets its own directory, so a cache written by other code
+    under the same version number (pre-commit keeps one .cuport_cache per project across hook revs) is never a
+    stale hit. Sizes and mtimes, not contents: a stat per file, about a millisecond."""
+    import hashlib
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    h = hashlib.sha256()
+    checkout = os.path.isfile(os.path.join(os.path.dirname(pkg), "pyproject.toml"))  # a wheel has porter/rules
+    for root in (pkg, os.path.join(os.path.dirname(pkg), "rules")) if checkout else (pkg,):
+        for dirpath, dirnames, files in os.walk(root):
+            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+            for name in sorted(files):
+                if name.endswith((".pyc", ".pyo")):
+                    continue
+                try:
+                    st = os.stat(os.path.join(dirpath, name))
+                except OSError:
+                    continue
+                rel = os.path.relpath(os.path.join(dirpath, name), root)
+                h.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()[:16]
+
+
 class Cache:
     def __init__(self, root: str, settings_hash: str):
-        self.dir = os.path.join(root, __version__, settings_hash)
+        self.dir = os.path.join(root, f"{__version__}-{code_fingerprint()}", settings_hash)
 
     @staticmethod
     def key(path: str, data: bytes) -> str:
