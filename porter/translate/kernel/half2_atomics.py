@@ -66,24 +66,30 @@ def _even(em, cast, inner, off) -> None:
                       "even: the pair is not provably one 32-bit word, which a compare-and-swap loop would update)")
 
 
-def _value(em, n, args) -> E:
-    return em.conv(em.x(args[1]), halfprec.H2)
-
-
-def glsl(em, t, base, n, args) -> E | None:
+def _prepare(em, t, base, n, args):
+    """(root buffer, offset, the added value, the pair's `__hadd2` of f and v) of a half2 atomicAdd both targets
+    translate, or None when the site is not one (site)."""
     got = site(em, base, n, args)
     if got is None:
         return None
     cast, inner, root, off = got
     _even(em, cast, inner, off)
-    v = _value(em, n, args)
+    v = em.conv(em.x(args[1]), halfprec.H2)
     em.access(root, "rw")
+    add = halfprec.row_call(em, t, "__hadd2", n, [E("f", halfprec.H2), E("v", halfprec.H2)]).text
+    return inner, root, off, v, add
+
+
+def glsl(em, t, base, n, args) -> E | None:
+    got = _prepare(em, t, base, n, args)
+    if got is None:
+        return None
+    _inner, root, off, v, add = got
     info = em.buffers[root.name]
     if info.get("alias_bits") not in (None, 32):
         em.fail(n, f"`atomicAdd` on the half buffer `{info['cuda_name']}` also updated as 64-bit words")
     info["alias_bits"] = 32
     tn = t.type_name(halfprec.H2, em)
-    add = halfprec.row_call(em, t, "__hadd2", n, [E("f", halfprec.H2), E("v", halfprec.H2)]).text
     hname = f"cuport_atomicAdd_h2_{root.name}"
     em.helper(hname, f"{tn} {hname}(int w, {tn} v)\n{{\n    /* halves 2w and 2w + 1: one 32-bit word */\n"
                      f"    uint old = atomicOr({root.name}_u32[w], 0u);\n    for (;;) {{\n        {tn} f = unpackFloat2x16(old);\n"
@@ -98,15 +104,11 @@ def glsl(em, t, base, n, args) -> E | None:
 
 
 def opencl(em, t, base, n, args) -> E | None:
-    got = site(em, base, n, args)
+    got = _prepare(em, t, base, n, args)
     if got is None:
         return None
-    cast, inner, root, off = got
-    _even(em, cast, inner, off)
-    v = _value(em, n, args)
-    em.access(root, "rw")
+    inner, _root, _off, v, add = got
     p = t.native(em, inner)
-    add = halfprec.row_call(em, t, "__hadd2", n, [E("f", halfprec.H2), E("v", halfprec.H2)]).text
     hname = "cuport_atomicAdd_h2_global"
     em.helper(hname, f"float2 {hname}(volatile __global uint* p, float2 v)\n{{\n"
                      "    /* the half2 at p: one 32-bit word, its halves read and written through the half format */\n"

@@ -24,6 +24,7 @@ import re
 from porter.analysis.syntax import for_parts
 from porter.translate.kernel import ctype as ct
 from porter.translate.kernel import warp32_exit
+from porter.translate.kernel.warp32_exit import _bare, _base, _int
 from porter.translate.kernel.ctype import I32, U32
 from porter.translate.kernel.target import E
 from porter.translate.kernel.typeinfo import SIDE_EFFECT_FREE_CALLS
@@ -42,7 +43,6 @@ _GROUP_METHODS = {"shfl", "shfl_up", "shfl_down", "shfl_xor", "ballot", "any", "
 # the narrowest warp each target may run without emulation (warp_sizing.MIN_WARP)
 _MIN_WARP = {"glsl": 4, "opencl": 1}
 _MAX_DEPTH = 8
-_CASTS = ("PAREN_EXPR", "UNEXPOSED_EXPR", "CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR", "CXX_FUNCTIONAL_CAST_EXPR")
 
 
 class Warp32:
@@ -50,17 +50,6 @@ class Warp32:
         self.block = block           # slots per array: the launch's threads per block (MAX_BLOCK if unknown)
         self.slots = {}              # type spelling -> shared array name
         self.exits = None            # warp32_exit.Exits: warp-uniform early returns, predicated
-
-
-def _bare(n):
-    while n is not None and n.kind in _CASTS and n.children:
-        n = n.children[-1]
-    return n
-
-
-def _int(n):
-    v = _bare(n).value if n is not None else None
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
 def _inside(node, root) -> bool:
@@ -242,14 +231,6 @@ def uniform(em, f, n, depth: int = 0, seen=None) -> bool:
                 if not _local_uniform(em, g, r, depth + 1, seen):
                     return False
     return True
-
-
-def _base(n):
-    """The variable an lvalue writes: through members and subscripts (`s.n`, `a[i]`, `a[i].n`)."""
-    n = _bare(n)
-    while n is not None and n.kind in ("MEMBER_REF_EXPR", "ARRAY_SUBSCRIPT_EXPR") and n.children:
-        n = _bare(n.children[0])
-    return n
 
 
 def _local_uniform(em, g, decl, depth, seen) -> bool:

@@ -189,10 +189,16 @@ def _runs_barrier(em, stmt, sensitive, shuffles) -> bool:
     return False
 
 
-def _base_decl(n):
+def _base(n):
+    """The variable an lvalue writes: through members and subscripts (`s.n`, `a[i]`, `a[i].n`)."""
     n = _bare(n)
     while n is not None and n.kind in ("MEMBER_REF_EXPR", "ARRAY_SUBSCRIPT_EXPR") and n.children:
         n = _bare(n.children[0])
+    return n
+
+
+def _base_decl(n):
+    n = _base(n)
     return n.ref if n is not None and n.kind == "DECL_REF_EXPR" else None
 
 
