@@ -76,3 +76,20 @@ def expected_runs(kernels, targets=("vulkan", "opencl"), subgroups=SUBGROUPS):
 def failures(results):
     """Every run that neither passed nor was skipped, each size on its own."""
     return [(r.case, r.target, r.variant, r.message) for r in results if r.status not in ("pass", "skipped")]
+
+
+def assert_fixture_valid(path, target, kernels):
+    """Every kernel of the fixture translated (and validated where the validator is installed), none refused."""
+    res = translate_file(path, target, validate=can_validate(target))
+    assert outputs(res) == set(kernels), [d.message for d in res.diagnostics]
+    assert not res.failed_kernels
+    if res.extra.get("validation"):
+        assert all(v["ok"] for v in res.extra["validation"].values()), res.extra["validation"]
+
+
+def assert_spec_passes(monkeypatch, spec_path, kernels):
+    """The fixture's spec passes on lavapipe (every subgroup size) and PoCL for every kernel named."""
+    results = run_spec(monkeypatch, spec_path)
+    assert not failures(results), failures(results)
+    want = expected_runs(kernels)
+    assert want <= ran_keys(results), sorted(want - ran_keys(results))

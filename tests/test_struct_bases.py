@@ -7,8 +7,7 @@ import os
 import pytest
 
 from porter.translate.api import translate_file
-from kernel_helpers import (can_validate, expected_runs, failures, outputs, ran_keys, refusal, run_spec,
-                            translate_text)
+from kernel_helpers import assert_fixture_valid, assert_spec_passes, outputs, refusal, translate_text
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(ROOT, "tests", "fixtures", "breadth", "bases")
@@ -17,18 +16,11 @@ KERNELS = {"gather_strided", "triple_sums"}
 
 @pytest.mark.parametrize("target", ["glsl", "opencl"])
 def test_fixture_translates_every_kernel_to_valid_output(target):
-    res = translate_file(os.path.join(FIX, "bases.cu"), target, validate=can_validate(target))
-    assert outputs(res) == KERNELS, [d.message for d in res.diagnostics]
-    assert not res.failed_kernels
-    if res.extra.get("validation"):
-        assert all(v["ok"] for v in res.extra["validation"].values()), res.extra["validation"]
+    assert_fixture_valid(os.path.join(FIX, "bases.cu"), target, KERNELS)
 
 
 def test_fixture_matches_numpy_on_lavapipe_and_pocl(monkeypatch):
-    results = run_spec(monkeypatch, os.path.join(FIX, "verify_spec.py"))
-    assert not failures(results), failures(results)
-    want = expected_runs(KERNELS)
-    assert want <= ran_keys(results), sorted(want - ran_keys(results))
+    assert_spec_passes(monkeypatch, os.path.join(FIX, "verify_spec.py"), KERNELS)
 
 
 @pytest.mark.parametrize("target", ["glsl", "opencl"])
